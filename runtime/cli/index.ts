@@ -1,0 +1,2 @@
+export * from './program.js';
+export * from './exit-codes.js';

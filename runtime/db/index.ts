@@ -1,0 +1,4 @@
+export * from './pool.js';
+export * from './transaction.js';
+export * from './migrations.js';
+export * from './embedded-postgres.js';

@@ -1,0 +1,34 @@
+import pg from 'pg';
+import type { Logger } from '../log/index.js';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
+
+// timestamptz and bigint come back as strings: timestamps are passed through as ISO text by
+// the row mappers (toIso), counts are cast to int in SQL where they are small.
+export function createPool(options: {
+  url: string;
+  size: number;
+  statementTimeoutMs: number;
+  applicationName: string;
+  logger: Logger;
+  connectTimeoutMs?: number;
+}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.size,
+    application_name: options.applicationName,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    idleTimeoutMillis: 30_000,
+    ...(options.statementTimeoutMs > 0 ? { statement_timeout: options.statementTimeoutMs } : {}),
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', (error) => options.logger.warn({ err: error.message }, 'database connection lost'));
+  return pool;
+}
+
+export function toIso(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
+}

@@ -1,0 +1,248 @@
+import { STATUS_CODES } from 'node:http';
+import { AppError } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import { errorResponse } from './error-body.js';
+import type { HttpMethod, HttpRequest, HttpResponse, RawHandler, RouteDefinition } from './http-types.js';
+import { requestIdFrom } from './request-id.js';
+import { loadUws, type Uws } from './uws.js';
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  logger: Logger;
+  /** Called once per answered request, for metrics. */
+  onResponse?: (method: string, route: string, status: number, seconds: number) => void;
+}
+
+interface KnownPattern {
+  pattern: string;
+  regex: RegExp;
+  methods: Set<string>;
+}
+
+const METHOD_FN = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del' } as const;
+const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? ''}`;
+
+function paramNames(pattern: string): string[] {
+  return pattern.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+}
+
+interface Exchange {
+  aborted: boolean;
+  answered: boolean;
+  readonly controller: AbortController;
+  /** Counts the request out of the in-flight total exactly once (answered or aborted). */
+  settle: () => void;
+}
+
+/**
+ * The uWebSockets.js front end shared by every role: routes are registered straight into the
+ * uWS router (its matching is the fast path); a catch-all answers 405 with Allow for a known
+ * path with another method and 404 otherwise. Every response carries X-Request-Id, every
+ * request is logged by route pattern (never by URL or query string), and no exception escapes
+ * a handler: anything that is not an AppError becomes a logged 500 `internal`.
+ */
+export class HttpServer {
+  readonly app: Uws.TemplatedApp;
+  private readonly uws = loadUws();
+  private readonly known: KnownPattern[] = [];
+  private listenSocket: Uws.us_listen_socket | null = null;
+  private inFlight = 0;
+  private boundPort = 0;
+
+  constructor(private readonly options: HttpServerOptions) {
+    this.app = this.uws.App();
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /** Registers a JSON/bytes route. */
+  route(definition: RouteDefinition): void {
+    this.remember(definition.method, definition.pattern);
+    const names = paramNames(definition.pattern);
+    this.app[METHOD_FN[definition.method]](definition.pattern, (res, req) => this.dispatch(definition, names, res, req));
+  }
+
+  /** Registers a handler that takes over the raw uWS response (streams). */
+  raw(method: HttpMethod, pattern: string, handler: RawHandler): void {
+    this.remember(method, pattern);
+    const names = paramNames(pattern);
+    this.app[METHOD_FN[method]](pattern, (res, req) => {
+      const params: Record<string, string> = {};
+      names.forEach((name, i) => (params[name] = req.getParameter(i) ?? ''));
+      handler(res, req, { requestId: requestIdFrom(req.getHeader('x-request-id') || undefined), params });
+    });
+  }
+
+  /** Patterns and methods served, for the OpenAPI document and the router test. */
+  routes(): Array<{ pattern: string; methods: string[] }> {
+    return this.known.map((k) => ({ pattern: k.pattern, methods: [...k.methods].sort() }));
+  }
+
+  async listen(): Promise<number> {
+    this.app.any('/*', (res, req) => this.fallback(res, req));
+    await new Promise<void>((resolve, reject) => {
+      this.app.listen(this.options.host, this.options.port, (socket) => {
+        if (!socket) return reject(new Error(`cannot listen on ${this.options.host}:${this.options.port}`));
+        this.listenSocket = socket;
+        this.boundPort = this.uws.us_socket_local_port(socket);
+        resolve();
+      });
+    });
+    return this.boundPort;
+  }
+
+  /** Stops accepting, lets in-flight requests finish within graceMs, then closes connections. */
+  async close(graceMs: number): Promise<void> {
+    if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = null;
+    const deadline = Date.now() + graceMs;
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    (this.app as unknown as { close?: () => void }).close?.();
+  }
+
+  private remember(method: string, pattern: string): void {
+    let entry = this.known.find((k) => k.pattern === pattern);
+    if (!entry) {
+      const source = pattern.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+      entry = { pattern, regex: new RegExp(`^${source}/?$`), methods: new Set() };
+      this.known.push(entry);
+    }
+    entry.methods.add(method);
+  }
+
+  private fallback(res: Uws.HttpResponse, req: Uws.HttpRequest): void {
+    const requestId = requestIdFrom(req.getHeader('x-request-id') || undefined);
+    const path = req.getUrl();
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const started = performance.now();
+    const exchange: Exchange = { aborted: false, answered: false, controller: new AbortController(), settle: () => undefined };
+    res.onAborted(() => (exchange.aborted = true));
+    const match = this.known.find((k) => k.regex.test(path));
+    const error = match
+      ? new AppError('method_not_allowed', `method ${method} is not allowed here`, { headers: { allow: [...match.methods].sort().join(', ') } })
+      : new AppError('not_found', 'no such endpoint');
+    const { response } = errorResponse(error, requestId);
+    this.write(res, exchange, requestId, response);
+    this.logRequest(requestId, method, match?.pattern ?? '(unmatched)', response.status, started, {});
+  }
+
+  private dispatch(definition: RouteDefinition, names: string[], res: Uws.HttpResponse, req: Uws.HttpRequest): void {
+    const started = performance.now();
+    const headers: Record<string, string> = {};
+    req.forEach((key, value) => {
+      if (!(key in headers)) headers[key] = value;
+    });
+    const requestId = requestIdFrom(headers['x-request-id']);
+    let settled = false;
+    this.inFlight++;
+    const exchange: Exchange = {
+      aborted: false,
+      answered: false,
+      controller: new AbortController(),
+      settle: () => {
+        if (settled) return;
+        settled = true;
+        this.inFlight--;
+      },
+    };
+    // Registered before any await (uWS requires it): a vanished client aborts the handler.
+    res.onAborted(() => {
+      exchange.aborted = true;
+      exchange.controller.abort();
+      exchange.settle();
+    });
+    const params: Record<string, string> = {};
+    let badParam = false;
+    names.forEach((name, i) => {
+      try {
+        params[name] = decodeURIComponent(req.getParameter(i) ?? '');
+      } catch {
+        badParam = true;
+      }
+    });
+    const partial = { method: definition.method, route: definition.pattern, path: req.getUrl(), query: req.getQuery() ?? '', headers, params, requestId, signal: exchange.controller.signal, log: {} };
+    const run = (body: Buffer | null): void => {
+      const request: HttpRequest = { ...partial, body };
+      const pending = badParam
+        ? Promise.reject(new AppError('invalid_argument', 'malformed percent-encoding in the path'))
+        : Promise.resolve().then(() => definition.handler(request));
+      pending
+        .catch((error: unknown) => {
+          const { response, internal } = errorResponse(error, requestId);
+          if (internal) this.options.logger.error({ request_id: requestId, route: definition.pattern, err: error }, 'unhandled error');
+          return response;
+        })
+        .then((response) => {
+          this.write(res, exchange, requestId, response);
+          this.logRequest(requestId, definition.method, definition.pattern, response.status, started, request.log);
+        })
+        .finally(exchange.settle);
+    };
+    if (!definition.body) return run(null);
+    this.readBody(res, exchange, headers, definition.body.maxBytes, requestId, started, definition, run);
+  }
+
+  private readBody(
+    res: Uws.HttpResponse,
+    exchange: Exchange,
+    headers: Record<string, string>,
+    maxBytes: number,
+    requestId: string,
+    started: number,
+    definition: RouteDefinition,
+    done: (body: Buffer) => void,
+  ): void {
+    const refuse = (): void => {
+      const { response } = errorResponse(new AppError('payload_too_large', `request body exceeds ${maxBytes} bytes`), requestId);
+      this.write(res, exchange, requestId, response, true);
+      this.logRequest(requestId, definition.method, definition.pattern, 413, started, {});
+      exchange.settle();
+    };
+    const declared = Number(headers['content-length'] ?? '0');
+    if (declared > maxBytes) return refuse();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused) return;
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        refused = true;
+        return refuse();
+      }
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+      if (isLast) done(Buffer.concat(chunks, size));
+    });
+  }
+
+  private write(res: Uws.HttpResponse, exchange: Exchange, requestId: string, response: HttpResponse, closeConnection = false): void {
+    if (exchange.aborted || exchange.answered) return;
+    exchange.answered = true;
+    let payload: string | Buffer = '';
+    let contentType = response.contentType;
+    if (response.body !== undefined) {
+      if (Buffer.isBuffer(response.body) || typeof response.body === 'string') payload = response.body;
+      else {
+        payload = JSON.stringify(response.body);
+        contentType ??= 'application/json';
+      }
+    }
+    res.cork(() => {
+      res.writeStatus(statusLine(response.status));
+      res.writeHeader('x-request-id', requestId);
+      if (contentType) res.writeHeader('content-type', contentType);
+      for (const [name, value] of Object.entries(response.headers ?? {})) res.writeHeader(name, value);
+      res.end(payload, closeConnection);
+    });
+  }
+
+  private logRequest(requestId: string, method: string, route: string, status: number, started: number, extra: Record<string, unknown>): void {
+    const seconds = (performance.now() - started) / 1000;
+    this.options.onResponse?.(method, route, status, seconds);
+    this.options.logger.info({ request_id: requestId, method, route, status, duration_ms: Math.round(seconds * 1e4) / 10, ...extra }, 'request');
+  }
+}

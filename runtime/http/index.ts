@@ -1,0 +1,5 @@
+export * from './http-types.js';
+export * from './http-server.js';
+export * from './error-body.js';
+export * from './request-id.js';
+export * from './uws.js';

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+
+// Crockford base32: ids sort by creation time (48-bit millisecond prefix) and carry 80 random
+// bits, so cursors over ids follow creation order and ids are unguessable.
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let value = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[value % 32] + out;
+    value = Math.floor(value / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Buffer): string {
+  let out = '';
+  let bits = 0;
+  let acc = 0;
+  for (const byte of bytes) {
+    acc = (acc << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += ALPHABET[(acc >> bits) & 31];
+    }
+    acc &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+/** A kind-prefixed, time-sortable id: `ap_01jf…`. */
+export function newId(prefix: string, now: number = Date.now()): string {
+  return `${prefix}_${encodeTime(now)}${encodeRandom(randomBytes(10))}`;
+}
+
+/** A random secret token with a fixed prefix (API keys `svk_`, login sessions `svs_`). */
+export function newSecret(prefix: string, bytes = 32): string {
+  return `${prefix}${randomBytes(bytes).toString('base64url')}`;
+}
+
+export const ID_PREFIX = {
+  organization: 'org',
+  workspace: 'ws',
+  user: 'usr',
+  membership: 'mem',
+  apiKey: 'key',
+  loginSession: 'ls',
+  auditEvent: 'aud',
+  agent: 'ap',
+  agentRevision: 'apr',
+  skill: 'sk',
+  skillRevision: 'skr',
+  provider: 'prv',
+  session: 'ses',
+  thread: 'thr',
+  inboxEntry: 'ent',
+  run: 'run',
+  attempt: 'att',
+  item: 'itm',
+  subscription: 'sub',
+  delivery: 'dlv',
+  outbox: 'obx',
+  invitation: 'inv',
+  request: 'req',
+} as const;

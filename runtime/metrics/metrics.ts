@@ -1,0 +1,49 @@
+import { createServer, type Server } from 'node:http';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * One registry per process (no module-level singleton). Label sets stay bounded: routes are
+ * patterns, never URLs; statuses are numbers; kinds come from fixed lists.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route'>;
+}
+
+export function createMetrics(options: { role: string; defaults?: boolean }): Metrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ role: options.role });
+  if (options.defaults !== false) collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'], registers: [registry] }),
+    httpDuration: new Histogram({
+      name: 'svc_http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['method', 'route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+  };
+}
+
+/** Serves GET /metrics on its own listener so scraping never competes with the API port. */
+export async function serveMetrics(metrics: Metrics, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    metrics.registry
+      .metrics()
+      .then((text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text))
+      .catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,66 @@
+import type pg from 'pg';
+import type { LoadedConfig, Role } from '../config/index.js';
+import { createPool, loadMigrations, startEmbeddedPostgres, type EmbeddedDatabase, type Migration } from '../db/index.js';
+import { createMemoryKv, createRedisKv, waitForKv, type Kv } from '../kv/index.js';
+import type { Logger } from '../log/index.js';
+import { createMetrics, type Metrics } from '../metrics/index.js';
+import { Readiness } from './readiness.js';
+
+/** Everything a role stands on, opened once per process and closed at shutdown. */
+export interface Services {
+  readonly role: Role;
+  readonly loaded: LoadedConfig;
+  readonly config: LoadedConfig['config'];
+  readonly logger: Logger;
+  readonly pool: pg.Pool;
+  readonly kv: Kv;
+  readonly metrics: Metrics;
+  readonly readiness: Readiness;
+  /** The build's migrations, read once at startup. */
+  readonly migrations: Migration[];
+  /** A background task that stopped for good turns the process not-ready (never a hang). */
+  reportTaskFailure(task: string, error: unknown): void;
+  close(): Promise<void>;
+}
+
+/** Resolves the database URL: the configured one, or the embedded default. */
+export async function openDatabaseUrl(loaded: LoadedConfig, logger: Logger): Promise<{ url: string; embedded: EmbeddedDatabase | null }> {
+  const { database } = loaded.config;
+  if (database.url !== '') return { url: database.url, embedded: null };
+  const embedded = await startEmbeddedPostgres({ directory: database.embedded_directory, port: database.embedded_port, logger });
+  return { url: embedded.url, embedded };
+}
+
+export async function openServices(loaded: LoadedConfig, role: Role, logger: Logger): Promise<Services> {
+  const { config } = loaded;
+  if (config.kv.url === '' && role !== 'all') {
+    throw new Error('kv.url is required for role control or worker: the in-process bus works only for role all in a single process');
+  }
+  const { url, embedded } = await openDatabaseUrl(loaded, logger);
+  const pool = createPool({ url, size: config.database.pool_size, statementTimeoutMs: config.database.statement_timeout_ms, applicationName: `svc-service:${role}`, logger });
+  const kv = config.kv.url === '' ? createMemoryKv({ prefix: config.kv.key_prefix }) : createRedisKv({ url: config.kv.url, prefix: config.kv.key_prefix, logger });
+  // Startup does not wait long for Redis: losing it only degrades the process.
+  if (kv.kind === 'redis') await waitForKv(kv, 2000);
+  const readiness = new Readiness();
+  const metrics = createMetrics({ role });
+  return {
+    role,
+    loaded,
+    config,
+    logger,
+    pool,
+    kv,
+    metrics,
+    readiness,
+    migrations: loadMigrations(),
+    reportTaskFailure(task, error) {
+      readiness.markFailed(task);
+      logger.error({ task, err: error }, 'background task stopped; process is no longer ready');
+    },
+    async close() {
+      await kv.close();
+      await pool.end();
+      if (embedded?.owned) await embedded.stop();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import type { TObject } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { checkEndpoint, type EndpointPolicy } from '../endpoint-policy.js';
+import type { ProviderType } from './provider-type.js';
+
+/** One thing wrong with a provider's type, config or credential; `path` is a JSON pointer. */
+export interface ProviderInputProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Compiled checkers, one per schema; owned by a registry instance, never module state. */
+export type SchemaCheckers = WeakMap<TObject, TypeCheck<TObject>>;
+
+function checkerFor(checkers: SchemaCheckers, schema: TObject): TypeCheck<TObject> {
+  let checker = checkers.get(schema);
+  if (!checker) {
+    checker = TypeCompiler.Compile(schema);
+    checkers.set(schema, checker);
+  }
+  return checker;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// `anyOf: [{required: [...]}, …]` on an object schema says "one of these field groups must be
+// present" (Bedrock keys or access keys; Azure resource_name or base_url). TypeBox's checker
+// does not read anyOf on an Object, so it is enforced here from the same schema that
+// JSON Schema clients see.
+function requiredGroupProblems(schema: TObject, value: Record<string, unknown>, path: string): ProviderInputProblem[] {
+  const groups: unknown = (schema as { anyOf?: unknown }).anyOf;
+  if (!Array.isArray(groups)) return [];
+  const lists = groups
+    .map((g: unknown) => (isRecord(g) && Array.isArray(g['required']) ? (g['required'] as string[]) : undefined))
+    .filter((l): l is string[] => l !== undefined);
+  if (lists.length === 0 || lists.some((l) => l.every((field) => value[field] !== undefined))) return [];
+  return [{ path, message: `one of these is required: ${lists.map((l) => l.join(' + ')).join(' | ')}` }];
+}
+
+/** Problems of one value against one schema, paths prefixed with `path`. */
+export function schemaProblems(
+  checkers: SchemaCheckers,
+  schema: TObject,
+  value: unknown,
+  path: string,
+): ProviderInputProblem[] {
+  const checker = checkerFor(checkers, schema);
+  const problems: ProviderInputProblem[] = [];
+  if (!checker.Check(value)) {
+    const seen = new Set<string>();
+    // Messages name the expectation, never the value, so secrets cannot leak through them.
+    for (const error of checker.Errors(value)) {
+      const problem = { path: path + error.path, message: error.message };
+      const key = `${problem.path}\u0000${problem.message}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        problems.push(problem);
+      }
+    }
+  }
+  if (isRecord(value)) problems.push(...requiredGroupProblems(schema, value, path));
+  return problems;
+}
+
+/**
+ * Problems of a provider's config and credential against its type.
+ * `config` / `credential` undefined: not part of this input (a PATCH that omits them), not
+ * checked. `credential` null: no credential (a POST without one, or a PATCH removing it),
+ * a problem when the type requires one.
+ */
+export function providerTypeProblems(
+  checkers: SchemaCheckers,
+  descriptor: ProviderType,
+  config: unknown,
+  credential: unknown,
+  policy?: EndpointPolicy,
+): ProviderInputProblem[] {
+  const problems: ProviderInputProblem[] = [];
+  if (config !== undefined) {
+    problems.push(...schemaProblems(checkers, descriptor.configuration_schema, config, '/config'));
+    if (policy && isRecord(config)) {
+      for (const field of descriptor.endpoint_fields) {
+        const endpoint = config[field];
+        if (typeof endpoint !== 'string') continue;
+        const verdict = checkEndpoint(endpoint, policy);
+        if (!verdict.ok) problems.push({ path: `/config/${field}`, message: verdict.reason });
+      }
+    }
+  }
+  if (credential === null) {
+    if (descriptor.credential_required) {
+      problems.push({ path: '/credential', message: `a credential is required for type ${descriptor.type}` });
+    }
+  } else if (credential !== undefined) {
+    problems.push(...schemaProblems(checkers, descriptor.credential_schema, credential, '/credential'));
+  }
+  return problems;
+}
