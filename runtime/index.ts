@@ -10,3 +10,5 @@ export * from './metrics/index.js';
 export * from './process/index.js';
 export * from './identity/index.js';
 export * from './stores/index.js';
+export * from './objects/index.js';
+export * from './keyring/index.js';

@@ -38,10 +38,16 @@ interface SdkError {
   $metadata?: { httpStatusCode?: number };
 }
 
-function isNotFound(err: unknown): boolean {
+// GetObject names a missing key NoSuchKey in its body, so a missing bucket (also 404) is not
+// mistaken for a missing object. HeadObject answers a bare 404 either way; check() tells the
+// missing bucket apart.
+function isNoSuchKey(err: unknown): boolean {
+  return (err as SdkError | undefined)?.name === 'NoSuchKey';
+}
+
+function isHeadNotFound(err: unknown): boolean {
   const e = err as SdkError | undefined;
-  // HeadObject has no body, so a missing key shows only as a bare 404 ("NotFound").
-  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
+  return e?.name === 'NotFound' || e?.name === 'NoSuchKey' || e?.$metadata?.httpStatusCode === 404;
 }
 
 /**
@@ -104,7 +110,7 @@ export function createS3Store(options: S3StoreOptions): ObjectStore {
         if (out.Body === undefined) return new Uint8Array(0);
         return await out.Body.transformToByteArray();
       } catch (err) {
-        if (isNotFound(err)) return null;
+        if (isNoSuchKey(err)) return null;
         throw unavailable('get', err);
       }
     },
@@ -116,7 +122,7 @@ export function createS3Store(options: S3StoreOptions): ObjectStore {
         const size = out.ContentLength ?? 0;
         return out.ContentType === undefined ? { size } : { size, contentType: out.ContentType };
       } catch (err) {
-        if (isNotFound(err)) return null;
+        if (isHeadNotFound(err)) return null;
         throw unavailable('head', err);
       }
     },
@@ -124,10 +130,10 @@ export function createS3Store(options: S3StoreOptions): ObjectStore {
     async delete(key: string): Promise<void> {
       assertObjectKey(key);
       try {
-        // S3 answers 204 for an absent key too, which makes delete idempotent.
+        // S3 answers 204 for an absent key too, which makes delete idempotent; a 404 here
+        // means the bucket is missing, an error like any other.
         await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
       } catch (err) {
-        if (isNotFound(err)) return;
         throw unavailable('delete', err);
       }
     },

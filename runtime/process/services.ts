@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import type { LoadedConfig, Role } from '../config/index.js';
 import { createPool, loadMigrations, startEmbeddedPostgres, type EmbeddedDatabase, type Migration } from '../db/index.js';
+import { loadOrCreateKeyRing, type KeyRing } from '../keyring/index.js';
+import { createObjectStore, type ObjectStore } from '../objects/index.js';
 import { createMemoryKv, createRedisKv, waitForKv, type Kv } from '../kv/index.js';
 import type { Logger } from '../log/index.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
@@ -14,6 +16,8 @@ export interface Services {
   readonly logger: Logger;
   readonly pool: pg.Pool;
   readonly kv: Kv;
+  readonly objects: ObjectStore;
+  readonly keyring: KeyRing;
   readonly metrics: Metrics;
   readonly readiness: Readiness;
   /** The build's migrations, read once at startup. */
@@ -41,6 +45,8 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
   const kv = config.kv.url === '' ? createMemoryKv({ prefix: config.kv.key_prefix }) : createRedisKv({ url: config.kv.url, prefix: config.kv.key_prefix, logger });
   // Startup does not wait long for Redis: losing it only degrades the process.
   if (kv.kind === 'redis') await waitForKv(kv, 2000);
+  const objects = createObjectStoreFromConfig(config.objects);
+  const keyring = await loadOrCreateKeyRing(config.encryption.key_file);
   const readiness = new Readiness();
   const metrics = createMetrics({ role });
   return {
@@ -50,6 +56,8 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     logger,
     pool,
     kv,
+    objects,
+    keyring,
     metrics,
     readiness,
     migrations: loadMigrations(),
@@ -59,8 +67,22 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     },
     async close() {
       await kv.close();
+      await objects.close();
       await pool.end();
       if (embedded?.owned) await embedded.stop();
     },
   };
+}
+
+export function createObjectStoreFromConfig(objects: LoadedConfig['config']['objects']): ObjectStore {
+  if (objects.driver === 'directory') return createObjectStore({ driver: 'directory', directory: objects.directory });
+  if (objects.bucket === '') throw new Error('objects.bucket is required with objects.driver = "s3"');
+  return createObjectStore({
+    driver: 's3',
+    bucket: objects.bucket,
+    region: objects.region,
+    forcePathStyle: objects.force_path_style,
+    ...(objects.endpoint ? { endpoint: objects.endpoint } : {}),
+    ...(objects.access_key_id ? { credentials: { accessKeyId: objects.access_key_id, secretAccessKey: objects.secret_access_key } } : {}),
+  });
 }

@@ -61,8 +61,12 @@ async function assertUnavailable(promise: Promise<unknown>): Promise<void> {
   assert.unreachable('expected object_store_unavailable');
 }
 
-test('check fails with object_store_unavailable for a bucket that does not exist', async () => {
-  await assertUnavailable(open({ bucket: 'no-such-bucket' }).check());
+test('a bucket that does not exist fails check, get, put and delete instead of reading as empty', async () => {
+  const store = open({ bucket: 'no-such-bucket' });
+  await assertUnavailable(store.check());
+  await assertUnavailable(store.get('k'));
+  await assertUnavailable(store.put('k', new Uint8Array([1])));
+  await assertUnavailable(store.delete('k'));
 });
 
 // Last: it stops the server the other tests use.
