@@ -67,6 +67,20 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** An error escaping a scenario's callbacks fails that scenario instead of the whole run. */
+function installFatalTrap(): FatalTrap {
+  const trap: FatalTrap = { onFatal: undefined };
+  const onFatal = (err: unknown): void => {
+    const error = err instanceof Error ? err : new Error(String(err));
+    if (trap.onFatal) return trap.onFatal(error);
+    process.stderr.write(`bench: fatal outside a scenario: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', onFatal);
+  process.on('unhandledRejection', onFatal);
+  return trap;
+}
+
 async function runCleanups(cleanups: Array<() => Promise<void> | void>, log: (m: string) => void): Promise<boolean> {
   let clean = true;
   // Reverse order: what was started last (a client) stops before what it depends on (a server).
@@ -87,21 +101,31 @@ async function runCleanups(cleanups: Array<() => Promise<void> | void>, log: (m:
   return clean;
 }
 
+/** A fresh context per scenario: its own abort signal and its own cleanup list. */
+function makeContext(
+  name: string,
+  settings: Settings,
+  signal: AbortSignal,
+  cleanups: Array<() => Promise<void> | void>,
+): BenchContext {
+  const onCleanup: BenchContext['onCleanup'] = (stop) => void cleanups.push(stop);
+  return {
+    seconds: settings.seconds,
+    poolSize: settings.poolSize,
+    urls: { database: settings.databaseUrl, redis: settings.redisUrl },
+    signal,
+    onCleanup,
+    measureAutocannon: (url, opts = {}) => measureAutocannon(url, opts, { seconds: settings.seconds, signal, onCleanup }),
+    log: (m) => void process.stderr.write(`[bench ${name}] ${m}\n`),
+  };
+}
+
 /** Runs one scenario under its budget; never throws. `clean` is false if something may linger. */
 async function runScenario(s: Scenario, settings: Settings, trap: FatalTrap): Promise<{ figures: Figures; clean: boolean }> {
   const controller = new AbortController();
   const cleanups: Array<() => Promise<void> | void> = [];
-  const log = (m: string): void => void process.stderr.write(`[bench ${s.name}] ${m}\n`);
-  const ctx: BenchContext = {
-    seconds: settings.seconds,
-    poolSize: settings.poolSize,
-    urls: { database: settings.databaseUrl, redis: settings.redisUrl },
-    signal: controller.signal,
-    onCleanup: (stop) => void cleanups.push(stop),
-    measureAutocannon: (url, opts = {}) =>
-      measureAutocannon(url, opts, { seconds: settings.seconds, signal: controller.signal, onCleanup: ctx.onCleanup }),
-    log,
-  };
+  const ctx = makeContext(s.name, settings, controller.signal, cleanups);
+  const log = ctx.log;
   const budgetSeconds = s.budgetSeconds ? s.budgetSeconds(settings.seconds) : settings.seconds * 3 + 30;
   let timer: NodeJS.Timeout | undefined;
   const stopped = new Promise<never>((_, reject) => {
@@ -129,6 +153,21 @@ async function runScenario(s: Scenario, settings: Settings, trap: FatalTrap): Pr
   return { figures, clean: clean && cleaned };
 }
 
+function buildReport(settings: Settings, ran: Scenario[], results: Map<string, Figures>, startedAt: string): BenchReport {
+  const pick = (kind: Scenario['kind']): Record<string, Figures> =>
+    Object.fromEntries(ran.filter((s) => s.kind === kind).map((s) => [s.name, results.get(s.name) ?? {}]));
+  return {
+    machine: describeMachine(),
+    started_at: startedAt,
+    finished_at: new Date().toISOString(),
+    settings: { seconds: settings.seconds, pool_size: settings.poolSize, only: settings.only },
+    ceilings: pick('ceiling'),
+    scenarios: pick('scenario'),
+    ratios: computeRatios(ran, results),
+    targets: checkTargets(ran, results),
+  };
+}
+
 async function main(): Promise<number> {
   let parsed: Settings | 'list';
   try {
@@ -152,16 +191,7 @@ async function main(): Promise<number> {
   // Ceilings first: they calibrate the machine before anything else has warmed or loaded it.
   const ordered = [...selected.filter((s) => s.kind === 'ceiling'), ...selected.filter((s) => s.kind === 'scenario')];
 
-  const trap: FatalTrap = { onFatal: undefined };
-  const onFatal = (err: unknown): void => {
-    const error = err instanceof Error ? err : new Error(String(err));
-    if (trap.onFatal) return trap.onFatal(error);
-    process.stderr.write(`bench: fatal outside a scenario: ${error.stack ?? error.message}\n`);
-    process.exit(1);
-  };
-  process.on('uncaughtException', onFatal);
-  process.on('unhandledRejection', onFatal);
-
+  const trap = installFatalTrap();
   const started_at = new Date().toISOString();
   const results = new Map<string, Figures>();
   let allClean = true;
@@ -170,18 +200,7 @@ async function main(): Promise<number> {
     results.set(s.name, figures);
     allClean &&= clean;
   }
-  const pick = (kind: Scenario['kind']): Record<string, Figures> =>
-    Object.fromEntries(ordered.filter((s) => s.kind === kind).map((s) => [s.name, results.get(s.name) ?? {}]));
-  const report: BenchReport = {
-    machine: describeMachine(),
-    started_at,
-    finished_at: new Date().toISOString(),
-    settings: { seconds: settings.seconds, pool_size: settings.poolSize, only: settings.only },
-    ceilings: pick('ceiling'),
-    scenarios: pick('scenario'),
-    ratios: computeRatios(ordered, results),
-    targets: checkTargets(ordered, results),
-  };
+  const report = buildReport(settings, ordered, results, started_at);
   const json = `${JSON.stringify(report, null, 2)}\n`;
   if (settings.jsonOut) writeFileSync(settings.jsonOut, json);
   process.stdout.write(json);

@@ -5,12 +5,17 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
 
-const MAX_SAMPLES = 5_000;
+const MAX_SAMPLES = 10_000;
 const BLOCK_MS = 1_000;
 
 function connect(ctx: BenchContext, role: string): Redis {
-  // maxRetriesPerRequest 1: a missing Redis fails the scenario quickly instead of queueing.
-  const redis = new Redis(ctx.urls.redis, { maxRetriesPerRequest: 1, connectionName: `bench-${role}` });
+  // maxRetriesPerRequest 1 and a command timeout (above XREAD's BLOCK_MS): a missing or
+  // unresponsive Redis fails the scenario in seconds instead of waiting for the budget.
+  const redis = new Redis(ctx.urls.redis, {
+    maxRetriesPerRequest: 1,
+    commandTimeout: BLOCK_MS + 4_000,
+    connectionName: `bench-${role}`,
+  });
   redis.on('error', (err: Error) => ctx.log(`redis ${role}: ${err.message}`));
   ctx.onCleanup(() => {
     redis.disconnect();

@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { summarizeLatency } from '../../bench/scenario.js';
+
+const RUN_JS = fileURLToPath(new URL('../../bench/run.js', import.meta.url));
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runBench(args: string[]): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN_JS, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function positiveNumber(figures: Record<string, unknown> | undefined, key: string): void {
+  const value = figures?.[key];
+  assert.type(value, 'number', `${key} is a number`);
+  assert.ok((value as number) > 0, `${key} > 0, got ${String(value)}`);
+}
+
+const test = suite('bench/run');
+
+test('prints one JSON document with positive ceiling and codec figures, and writes --json-out', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-test-'));
+  try {
+    const out = join(dir, 'bench.json');
+    const r = await runBench(['--seconds', '1', '--only', 'uws-hello,checkpoint-codec', '--json-out', out]);
+    assert.is(r.code, 0, r.stderr);
+    // I/O edge: the document is parsed from the child's stdout.
+    const doc = JSON.parse(r.stdout) as Record<string, any>;
+    assert.equal(JSON.parse(readFileSync(out, 'utf8')), doc);
+    assert.equal(Object.keys(doc).sort(), ['ceilings', 'finished_at', 'machine', 'ratios', 'scenarios', 'settings', 'started_at', 'targets']);
+    positiveNumber(doc.machine, 'cpus');
+    assert.type(doc.machine.node, 'string');
+    assert.equal(Object.keys(doc.ceilings), ['uws-hello']);
+    assert.equal(Object.keys(doc.scenarios), ['checkpoint-codec']);
+    for (const key of ['requests_per_sec', 'plain_requests_per_sec', 'elapsed_ms']) positiveNumber(doc.ceilings['uws-hello'], key);
+    assert.is(doc.ceilings['uws-hello'].errors, 0);
+    const codec = doc.scenarios['checkpoint-codec'];
+    for (const key of ['msgpack_encode_us', 'msgpack_decode_us', 'json_encode_us', 'json_decode_us', 'msgpack_bytes']) positiveNumber(codec, key);
+    assert.ok(codec.state_json_bytes >= 50 * 1024, 'the agent state is at least 50 KB of JSON');
+    assert.is(codec.msgpack_records_round_trips, 'yes');
+    positiveNumber(doc.ratios, 'checkpoint_json_vs_msgpack_encode');
+    const target = doc.targets.find((t: { name: string }) => t.name === 'checkpoint_encode_50kb');
+    assert.ok(target, 'the checkpoint target is reported');
+    assert.type(target.met, 'boolean');
+    assert.match(r.stderr, 'targets', 'the human table goes to stderr');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('refuses unknown scenario names and non-loopback URLs with exit code 2', async () => {
+  const unknown = await runBench(['--only', 'no-such-scenario']);
+  assert.is(unknown.code, 2);
+  assert.match(unknown.stderr, 'known: uws-hello');
+  const remote = await runBench(['--redis-url', 'redis://10.1.2.3:6379', '--only', 'redis-pubsub']);
+  assert.is(remote.code, 2);
+  assert.match(remote.stderr, 'only sends traffic to 127.0.0.1');
+  assert.is(remote.stdout, '');
+});
+
+test('summarizeLatency reports nearest-rank p50 and p99', () => {
+  const samples = Array.from({ length: 100 }, (_, i) => 100 - i); // 1..100 ms, unsorted
+  const s = summarizeLatency(samples);
+  assert.is(s.samples, 100);
+  assert.is(s.p50_ms, 50);
+  assert.is(s.p99_ms, 99);
+  assert.is(s.max_ms, 100);
+  assert.is(s.mean_ms, 50.5);
+});
+
+test.run();
