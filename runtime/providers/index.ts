@@ -1,0 +1,4 @@
+// Public API of runtime/providers: the type registry (with the endpoint policy) and model
+// discovery. Other folders import from here, not from deep paths.
+export * from './registry/index.js';
+export * from './discovery/index.js';
