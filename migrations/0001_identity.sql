@@ -91,8 +91,11 @@ create table audit_events (
 create index audit_events_resource_idx on audit_events (workspace_id, resource_type, resource_id, id);
 create index audit_events_workspace_idx on audit_events (workspace_id, id);
 
--- Idempotency records are written in the same transaction as the effect they guard; the
--- primary key makes a concurrent duplicate wait on (and then see) the first one's row.
+-- Idempotency: a request with a key first claims its row in a short transaction of its own
+-- (state in_flight, held until locked_until); the effect's transaction then completes it with
+-- the response, so the effect and its record commit together. A twin arriving while the row
+-- is in flight gets 409; after completion it gets the stored response; a claim whose holder
+-- died is taken over once locked_until passes (its effect never committed).
 create table idempotency_keys (
   workspace_id text not null,
   principal_id text not null,
@@ -100,8 +103,13 @@ create table idempotency_keys (
   route text not null,
   key text not null,
   fingerprint text not null,
-  status_code integer not null,
-  response_body text not null,
+  state text not null check (state in ('in_flight', 'completed')),
+  locked_until timestamptz,
+  -- the holder's random token: completing requires it, so a holder that lost its claim to a
+  -- takeover cannot commit a second effect.
+  claim_token text,
+  status_code integer,
+  response_body text,
   created_at timestamptz not null default now(),
   expires_at timestamptz not null,
   primary key (workspace_id, principal_id, method, route, key)

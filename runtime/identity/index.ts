@@ -1,2 +1,4 @@
 export * from './password.js';
 export * from './email.js';
+export * from './principal.js';
+export * from './credentials.js';

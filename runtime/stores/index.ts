@@ -2,3 +2,8 @@ export * from './organizations.js';
 export * from './workspaces.js';
 export * from './users.js';
 export * from './memberships.js';
+export * from './api-keys.js';
+export * from './login-sessions.js';
+export * from './audit-events.js';
+export * from './idempotency-keys.js';
+export * from './workspace-updates.js';

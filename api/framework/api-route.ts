@@ -1,0 +1,77 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { HttpMethod, HttpRequest, Permission, Principal, Queryable, Services } from '../../runtime/index.js';
+import type pg from 'pg';
+
+/** What a handler returns; `etag` adds the ETag header `"<id>:<version>"`. */
+export interface ApiResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  etag?: { id: string; version: number };
+  contentType?: string;
+}
+
+export interface ApiContext<P, Q, B> {
+  readonly services: Services;
+  readonly request: HttpRequest;
+  readonly requestId: string;
+  /** The caller; null only on routes with auth 'none'. */
+  readonly principal: Principal;
+  /** The workspace the request acts in (empty on routes with workspace 'none'). */
+  readonly workspaceId: string;
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  /**
+   * Checks If-Match against the loaded resource. Call it after loading the resource within the
+   * workspace (so a missing resource is 404 first); missing header 428, stale 412.
+   */
+  precondition(current: { id: string; version: number }): void;
+  /**
+   * Runs the effect in one transaction; when the request carries an Idempotency-Key, the
+   * record of the response is completed in that same transaction, so both commit together.
+   */
+  transaction(fn: (tx: pg.PoolClient) => Promise<ApiResult>): Promise<ApiResult>;
+  /** For effects committed elsewhere (e.g. inside a thread actor's transaction). */
+  completeIdempotency(tx: Queryable, result: ApiResult): Promise<void>;
+}
+
+export interface ApiResponseSpec {
+  description: string;
+  schema?: TSchema;
+}
+
+type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
+
+export interface ApiRouteSpec<P extends TObject | undefined = TObject | undefined, Q extends TObject | undefined = TObject | undefined, B extends TSchema | undefined = TSchema | undefined> {
+  method: HttpMethod;
+  /** OpenAPI-style path: `/api/v1/agents/{agent_id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  description?: string;
+  /** 'none': no credential (login, health-like routes). Default: a credential is required. */
+  auth?: 'credential' | 'none';
+  /** 'none': the route does not act in a workspace (login sessions need no X-Workspace-ID). */
+  workspace?: 'required' | 'none';
+  /** Default: read for GET, write otherwise. */
+  permission?: Permission | 'none';
+  params?: P;
+  query?: Q;
+  /** JSON body schema; `bodyOptional` allows an empty body. */
+  body?: B;
+  bodyOptional?: boolean;
+  /** A binary body (uploads): accepted media types and size limit. */
+  binaryBody?: { mediaTypes: string[]; maxBytes?: number };
+  /** The route takes If-Match with the current ETag (required). */
+  ifMatch?: boolean;
+  idempotency?: 'required' | 'optional';
+  responses: Record<number, ApiResponseSpec>;
+  handler: (context: ApiContext<StaticOr<P, Record<string, never>>, StaticOr<Q, Record<string, never>>, StaticOr<B, undefined>>) => Promise<ApiResult>;
+}
+
+/** Identity function that infers the handler's context types from the schemas. */
+export function defineRoute<P extends TObject | undefined, Q extends TObject | undefined, B extends TSchema | undefined>(spec: ApiRouteSpec<P, Q, B>): ApiRouteSpec {
+  return spec as unknown as ApiRouteSpec;
+}

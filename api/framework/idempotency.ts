@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import {
+  AppError,
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  type IdempotencyScope,
+  type Queryable,
+} from '../../runtime/index.js';
+import type { ApiResult } from './api-route.js';
+
+const KEY = /^[!-~]{1,512}$/;
+// Records are kept at least 24 h (DESIGN.md); a claim is presumed dead after 60 s.
+const RETENTION_SECONDS = 48 * 3600;
+const CLAIM_SECONDS = 60;
+
+export function readIdempotencyKey(header: string | undefined, mode: 'required' | 'optional' | undefined): string | null {
+  if (!mode) return null;
+  if (header === undefined) {
+    if (mode === 'required') throw new AppError('invalid_argument', 'Idempotency-Key header is required for this operation', { details: { field: 'header.idempotency-key' } });
+    return null;
+  }
+  if (!KEY.test(header)) throw new AppError('invalid_argument', 'Idempotency-Key must be 1 to 512 printable ASCII characters without spaces', { details: { field: 'header.idempotency-key' } });
+  return header;
+}
+
+export function fingerprintOf(method: string, route: string, body: string): string {
+  return createHash('sha256').update(method).update('\n').update(route).update('\n').update(body).digest('hex');
+}
+
+/** One request's hold on its Idempotency-Key. */
+export class IdempotencyHold {
+  private completed = false;
+
+  private constructor(
+    readonly scope: IdempotencyScope,
+    private readonly token: string,
+  ) {}
+
+  /**
+   * Claims the key or answers for it: a completed twin's stored response is replayed
+   * (Idempotent-Replayed: true); a different request under the same key is 422; a twin still
+   * in flight is 409.
+   */
+  static async acquire(db: Queryable, scope: IdempotencyScope): Promise<IdempotencyHold | ApiResult> {
+    const claim = await claimIdempotencyKey(db, scope, { lockSeconds: CLAIM_SECONDS, retentionSeconds: RETENTION_SECONDS });
+    switch (claim.outcome) {
+      case 'claimed':
+        return new IdempotencyHold(scope, claim.token);
+      case 'completed':
+        return { status: claim.status_code, body: JSON.parse(claim.response_body) as unknown, headers: { 'idempotent-replayed': 'true' } };
+      case 'mismatch':
+        throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
+      case 'in_flight':
+        throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
+      default: {
+        const never: never = claim;
+        return never;
+      }
+    }
+  }
+
+  get isCompleted(): boolean {
+    return this.completed;
+  }
+
+  /** Completes the record inside the effect's transaction; a lost claim aborts that transaction. */
+  async complete(tx: Queryable, result: ApiResult): Promise<void> {
+    if (this.completed) return;
+    const ok = await completeIdempotencyKey(tx, this.scope, this.token, { status_code: result.status, body: JSON.stringify(result.body ?? null) });
+    if (!ok) throw new AppError('idempotency_key_in_use', 'the Idempotency-Key claim expired while the request ran; retry it');
+    this.completed = true;
+  }
+
+  /** The transaction that completed the record rolled back after all: the record did not commit. */
+  rolledBack(): void {
+    this.completed = false;
+  }
+
+  async release(db: Queryable): Promise<void> {
+    if (!this.completed) await releaseIdempotencyKey(db, this.scope, this.token).catch(() => undefined);
+  }
+}

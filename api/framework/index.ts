@@ -1,0 +1,6 @@
+export * from './api-route.js';
+export * from './register-routes.js';
+export * from './rate-limiter.js';
+export * from './cursor.js';
+export * from './etag.js';
+export * from './canonical-json.js';

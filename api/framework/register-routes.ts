@@ -1,0 +1,150 @@
+import type { TSchema } from '@sinclair/typebox';
+import {
+  AppError,
+  authenticate,
+  withTransaction,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpServer,
+  type Principal,
+  type Services,
+} from '../../runtime/index.js';
+import type { ApiContext, ApiResult, ApiRouteSpec } from './api-route.js';
+import { canonicalJson } from './canonical-json.js';
+import { checkIfMatch, formatEtag } from './etag.js';
+import { fingerprintOf, IdempotencyHold, readIdempotencyKey } from './idempotency.js';
+import { parseJsonBody } from './json-body.js';
+import { parseQuery } from './query-string.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { check, compile, type Validator } from './validate.js';
+
+export const toUwsPattern = (path: string): string => path.replace(/\{([a-z0-9_]+)\}/g, ':$1');
+
+const ANONYMOUS: Principal = {
+  kind: 'user',
+  id: 'anonymous',
+  user_id: 'anonymous',
+  organization_id: '',
+  organization_role: 'member',
+  workspace_id: null,
+  role: null,
+  permissions: new Set(),
+};
+
+function toHttp(result: ApiResult): HttpResponse {
+  const headers = { ...(result.headers ?? {}) };
+  if (result.etag) headers.etag = formatEtag(result.etag.id, result.etag.version);
+  return { status: result.status, headers, body: result.body, ...(result.contentType ? { contentType: result.contentType } : {}) };
+}
+
+/**
+ * Registers API routes on the shared HTTP server. Every request passes the same pipeline, in
+ * this order: authenticate (401/403/404 workspace) → rate limit (429) → permission (403) →
+ * path, query, body validation (400/413/415) → Idempotency-Key (replay/409/422) → handler
+ * (which loads within the workspace, 404, before its If-Match check, 428/412).
+ */
+export function registerRoutes(server: HttpServer, services: Services, limiter: RateLimiter, routes: ApiRouteSpec[]): void {
+  const maxBody = services.config.server.max_body_bytes;
+  const maxUpload = services.config.server.max_upload_bytes;
+  for (const spec of routes) {
+    const validators: { params?: Validator; query?: Validator; body?: Validator } = {};
+    if (spec.params) validators.params = compile(spec.params);
+    if (spec.query) validators.query = compile(spec.query);
+    if (spec.body) validators.body = compile(spec.body as TSchema);
+    const reads = spec.body !== undefined || spec.binaryBody !== undefined;
+    server.route({
+      method: spec.method,
+      pattern: toUwsPattern(spec.path),
+      ...(reads ? { body: { maxBytes: spec.binaryBody ? (spec.binaryBody.maxBytes ?? maxUpload) : maxBody } } : {}),
+      handler: (request) => handle(spec, validators, request, services, limiter).then(toHttp),
+    });
+  }
+}
+
+async function handle(
+  spec: ApiRouteSpec,
+  validators: { params?: Validator; query?: Validator; body?: Validator },
+  request: HttpRequest,
+  services: Services,
+  limiter: RateLimiter,
+): Promise<ApiResult> {
+  const { headers } = request;
+  const principal =
+    spec.auth === 'none'
+      ? ANONYMOUS
+      : await authenticate(services.pool, { authorization: headers.authorization, workspace: headers['x-workspace-id'] }, { workspaceRequired: spec.workspace !== 'none' });
+  request.log.principal_id = principal.id;
+  if (principal.workspace_id) request.log.workspace_id = principal.workspace_id;
+  if (spec.auth !== 'none') await limiter.check(principal.id);
+  const permission = spec.permission ?? (spec.method === 'GET' ? 'read' : 'write');
+  if (permission !== 'none' && spec.auth !== 'none' && spec.workspace !== 'none' && !principal.permissions.has(permission)) {
+    throw new AppError('forbidden', `this operation needs the ${permission} permission`);
+  }
+  if (validators.params) check(validators.params, request.params, 'path');
+  const query = parseQuery(request.query, spec.query);
+  if (validators.query) check(validators.query, query, 'query');
+  let body: unknown;
+  let fingerprintBody = '';
+  if (spec.binaryBody) {
+    body = request.body;
+    fingerprintBody = request.body?.toString('base64') ?? '';
+  } else if (spec.body !== undefined) {
+    body = parseJsonBody(request.body, headers['content-type'], spec.bodyOptional === true);
+    if (body !== undefined && validators.body) check(validators.body, body, 'body');
+    fingerprintBody = canonicalJson(body ?? null);
+  }
+  const key = readIdempotencyKey(headers['idempotency-key'], spec.idempotency);
+  let hold: IdempotencyHold | null = null;
+  if (key !== null) {
+    const scope = {
+      workspace_id: principal.workspace_id ?? '',
+      principal_id: principal.id,
+      method: spec.method,
+      route: spec.path,
+      key,
+      fingerprint: fingerprintOf(spec.method, `${spec.path}?${JSON.stringify(request.params)}`, fingerprintBody),
+    };
+    const acquired = await IdempotencyHold.acquire(services.pool, scope);
+    if (!(acquired instanceof IdempotencyHold)) return acquired;
+    hold = acquired;
+  }
+  const context: ApiContext<unknown, unknown, unknown> = {
+    services,
+    request,
+    requestId: request.requestId,
+    principal,
+    workspaceId: principal.workspace_id ?? '',
+    params: request.params,
+    query,
+    body,
+    precondition: (current) => {
+      if (spec.ifMatch) checkIfMatch(headers['if-match'], current);
+    },
+    transaction: async (fn) => {
+      try {
+        return await withTransaction(services.pool, async (tx) => {
+          const value = await fn(tx);
+          if (hold && value.status < 300) await hold.complete(tx, value);
+          return value;
+        });
+      } catch (error) {
+        hold?.rolledBack();
+        throw error;
+      }
+    },
+    completeIdempotency: async (tx, result) => {
+      if (hold && result.status < 300) await hold.complete(tx, result);
+    },
+  };
+  try {
+    const result = await (spec.handler as (c: typeof context) => Promise<ApiResult>)(context);
+    // A handler that committed its effect without completing the record (no transaction of its
+    // own) still leaves a record, written right after the effect.
+    if (hold && !hold.isCompleted && result.status < 300) await hold.complete(services.pool, result);
+    if (hold && !hold.isCompleted) await hold.release(services.pool);
+    return result;
+  } catch (error) {
+    if (hold && !hold.isCompleted) await hold.release(services.pool);
+    throw error;
+  }
+}

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import type { Queryable } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { findApiKeyBySecretHash, findLiveSessionByTokenHash, getMembership, touchApiKey } from '../stores/index.js';
+import { lowerRole, ROLE_PERMISSIONS, type Principal } from './principal.js';
+
+export const API_KEY_PREFIX = 'svk_';
+export const SESSION_TOKEN_PREFIX = 'svs_';
+
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+const unauthenticated = (message: string) => new AppError('unauthenticated', message);
+
+function bearerToken(header: string | undefined): string {
+  if (!header) throw unauthenticated('missing credential: send Authorization: Bearer <token>');
+  const match = /^Bearer +([!-~]{8,512})$/i.exec(header.trim());
+  if (!match) throw unauthenticated('malformed Authorization header: expected the Bearer scheme');
+  return match[1]!;
+}
+
+/**
+ * Resolves the request credential to a principal. No caching: a revoked key, an expired or
+ * revoked session and a disabled user stop working on the very next request.
+ * - API key: acts in its own workspace; naming another one in X-Workspace-ID is 403; its role
+ *   is capped by its creator's current role (a creator who left the workspace voids the key).
+ * - Login session: acts in the workspace named by X-Workspace-ID (required where the route
+ *   takes a workspace); a workspace the user is not a member of answers 404.
+ */
+export async function authenticate(
+  db: Queryable,
+  headers: { authorization?: string | undefined; workspace?: string | undefined },
+  options: { workspaceRequired: boolean },
+): Promise<Principal> {
+  const token = bearerToken(headers.authorization);
+  if (token.startsWith(API_KEY_PREFIX)) {
+    const found = await findApiKeyBySecretHash(db, hashSecret(token));
+    if (!found || found.user_disabled || !found.creator_role) throw unauthenticated('invalid or revoked API key');
+    if (headers.workspace !== undefined && headers.workspace !== found.key.workspace_id) {
+      throw new AppError('forbidden', 'an API key acts only in its own workspace');
+    }
+    void touchApiKey(db, found.key.id).catch(() => undefined);
+    const role = lowerRole(found.key.role, found.creator_role);
+    return {
+      kind: 'api_key',
+      id: found.key.id,
+      user_id: found.key.created_by_id,
+      organization_id: found.organization_id,
+      organization_role: 'member',
+      workspace_id: found.key.workspace_id,
+      role,
+      permissions: new Set(ROLE_PERMISSIONS[role]),
+      api_key_id: found.key.id,
+    };
+  }
+  if (token.startsWith(SESSION_TOKEN_PREFIX)) {
+    const session = await findLiveSessionByTokenHash(db, hashSecret(token));
+    if (!session || session.user_disabled) throw unauthenticated('invalid, expired or revoked session');
+    const base = {
+      kind: 'user' as const,
+      id: session.user_id,
+      user_id: session.user_id,
+      organization_id: session.organization_id,
+      organization_role: session.organization_role,
+      session_id: session.session_id,
+    };
+    if (headers.workspace === undefined) {
+      if (options.workspaceRequired) throw new AppError('invalid_argument', 'X-Workspace-ID is required with a login session');
+      return { ...base, workspace_id: null, role: null, permissions: new Set() };
+    }
+    const membership = await getMembership(db, headers.workspace, session.user_id);
+    if (!membership) throw new AppError('not_found', 'workspace not found');
+    return { ...base, workspace_id: membership.workspace_id, role: membership.role, permissions: new Set(ROLE_PERMISSIONS[membership.role]) };
+  }
+  throw unauthenticated('unknown credential type');
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import type { Queryable } from '../db/index.js';
+
+export interface IdempotencyScope {
+  workspace_id: string;
+  principal_id: string;
+  method: string;
+  route: string;
+  key: string;
+  fingerprint: string;
+}
+
+export type IdempotencyClaim =
+  | { outcome: 'claimed'; token: string }
+  | { outcome: 'in_flight' }
+  | { outcome: 'mismatch' }
+  | { outcome: 'completed'; status_code: number; response_body: string };
+
+const SCOPE = `workspace_id = $1 and principal_id = $2 and method = $3 and route = $4 and key = $5`;
+const scopeValues = (s: IdempotencyScope) => [s.workspace_id, s.principal_id, s.method, s.route, s.key];
+
+/**
+ * Claims the key for this request, in its own short statement (autocommit). The insert wins
+ * for exactly one of any number of concurrent twins (primary key); a loser reads the row:
+ * completed → replay (or mismatch when the request differs), in flight → 409. A stale
+ * in-flight claim (holder gone past locked_until, so its effect never committed) is taken
+ * over by a conditional update that again only one twin can win.
+ */
+export async function claimIdempotencyKey(db: Queryable, scope: IdempotencyScope, options: { lockSeconds: number; retentionSeconds: number }): Promise<IdempotencyClaim> {
+  const token = randomBytes(12).toString('base64url');
+  const inserted = await db.query(
+    `insert into idempotency_keys (workspace_id, principal_id, method, route, key, fingerprint, state, locked_until, claim_token, expires_at)
+     values ($1, $2, $3, $4, $5, $6, 'in_flight', now() + make_interval(secs => $7), $8, now() + make_interval(secs => $9))
+     on conflict do nothing`,
+    [...scopeValues(scope), scope.fingerprint, options.lockSeconds, token, options.retentionSeconds],
+  );
+  if (inserted.rowCount === 1) return { outcome: 'claimed', token };
+  const existing = await db.query(`select fingerprint, state, locked_until < now() as stale, status_code, response_body from idempotency_keys where ${SCOPE}`, scopeValues(scope));
+  const row = existing.rows[0];
+  if (!row) return claimIdempotencyKey(db, scope, options); // purged between the two statements
+  if (row.fingerprint !== scope.fingerprint) return { outcome: 'mismatch' };
+  if (row.state === 'completed') return { outcome: 'completed', status_code: row.status_code, response_body: row.response_body };
+  if (!row.stale) return { outcome: 'in_flight' };
+  const taken = await db.query(
+    `update idempotency_keys set locked_until = now() + make_interval(secs => $6), claim_token = $7
+      where ${SCOPE} and state = 'in_flight' and locked_until < now()`,
+    [...scopeValues(scope), options.lockSeconds, token],
+  );
+  return taken.rowCount === 1 ? { outcome: 'claimed', token } : { outcome: 'in_flight' };
+}
+
+/**
+ * Completes the claim inside the effect's transaction, so the record commits with the effect.
+ * Returns false when the claim was taken over (this holder was presumed dead): the caller
+ * must then roll the effect back.
+ */
+export async function completeIdempotencyKey(db: Queryable, scope: IdempotencyScope, token: string, response: { status_code: number; body: string }): Promise<boolean> {
+  const result = await db.query(
+    `update idempotency_keys set state = 'completed', locked_until = null, claim_token = null, status_code = $7, response_body = $8
+      where ${SCOPE} and state = 'in_flight' and claim_token = $6`,
+    [...scopeValues(scope), token, response.status_code, response.body],
+  );
+  return result.rowCount === 1;
+}
+
+/** Releases a claim whose request failed without an effect, so the client may retry the key. */
+export async function releaseIdempotencyKey(db: Queryable, scope: IdempotencyScope, token: string): Promise<void> {
+  await db.query(`delete from idempotency_keys where ${SCOPE} and state = 'in_flight' and claim_token = $6`, [...scopeValues(scope), token]);
+}
+
+/** Purges expired records (kept at least 24 h), a bounded batch per call. */
+export async function purgeIdempotencyKeys(db: Queryable, limit: number): Promise<number> {
+  const result = await db.query(
+    `delete from idempotency_keys where ctid in (select ctid from idempotency_keys where expires_at < now() limit $1)`,
+    [limit],
+  );
+  return result.rowCount ?? 0;
+}
