@@ -7,3 +7,4 @@ export * from './login-sessions.js';
 export * from './audit-events.js';
 export * from './idempotency-keys.js';
 export * from './workspace-updates.js';
+export * from './models.js';

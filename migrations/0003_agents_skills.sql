@@ -1,0 +1,2 @@
+-- reserved: this migration is being written in this session.
+select 1;
