@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { apiStarters } from '../../api/index.js';
 import { jobStarters } from '../../jobs/index.js';
 import { workerStarters } from '../../actors/index.js';
-import { createLogger, loadConfig, startService, type LoadedConfig, type Role, type RunningService } from '../../runtime/index.js';
+import { createLogger, loadConfig, startService, type HttpServer, type LoadedConfig, type Role, type RoleStarter, type RunningService } from '../../runtime/index.js';
 
 /** Log records a test can search (one parsed JSON object per line). */
 export class LogCapture extends Writable {
@@ -30,6 +30,8 @@ export interface TestService extends RunningService {
   logs: LogCapture;
   loaded: LoadedConfig;
   dir: string;
+  /** The process's HTTP server: its routes() are what the router serves. */
+  server: HttpServer;
 }
 
 /**
@@ -53,13 +55,17 @@ export async function startTestService(options: { databaseUrl: string; role?: Ro
   });
   const logs = new LogCapture();
   const logger = createLogger({ level: 'info', destination: logs as never });
-  const running = await startService(loaded, options.role ?? 'all', { control: [...apiStarters, ...jobStarters], worker: [...workerStarters] }, logger);
+  let server: HttpServer | undefined;
+  // Every role builds one HttpServer and hands it to its starters: the first one keeps it.
+  const captureServer: RoleStarter = async (_services, httpServer) => void (server ??= httpServer);
+  const running = await startService(loaded, options.role ?? 'all', { control: [captureServer, ...apiStarters, ...jobStarters], worker: [captureServer, ...workerStarters] }, logger);
   return {
     ...running,
     url: `http://127.0.0.1:${running.port}`,
     logs,
     loaded,
     dir,
+    server: server!,
     stop: async () => {
       await running.stop();
       rmSync(dir, { recursive: true, force: true });
