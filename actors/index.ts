@@ -1,4 +1,17 @@
-import type { RoleStarter } from '../runtime/index.js';
+import type { HttpServer, RoleStarter, Services } from '../runtime/index.js';
+import { engineFor } from './engine/index.js';
+import { WorkerHost } from './worker/index.js';
+
+export * from './engine/index.js';
+export * from './threads/index.js';
+export { WorkerHost, poolShape, decodePage, PAGE_ITEMS } from './worker/index.js';
+
+const startWorker: RoleStarter = async (services: Services, _server: HttpServer) => {
+  const host = new WorkerHost(engineFor(services), services.databaseUrl);
+  await host.start();
+  return host;
+};
 
 /** Starters of the worker host (worker and all roles). */
-export const workerStarters: RoleStarter[] = [];
+export const workerStarters: RoleStarter[] = [startWorker];
+export { readItems, type ItemsQuery } from './runs/index.js';

@@ -1,11 +1,17 @@
 import type { HttpServer, RoleStarter, Services } from '../runtime/index.js';
 import { RateLimiter, registerRoutes, type ApiRouteSpec } from './framework/index.js';
+import { agentRoutes } from './agents/index.js';
 import { identityRoutes } from './identity/index.js';
+import { invitationAndResetRoutes } from './invitations/index.js';
+import { webhookRoutes } from './webhooks/index.js';
 import { docsRoutes, packageVersion } from './openapi/index.js';
+import { modelRoutes, providerRoutes } from './providers/index.js';
+import { runEngineRoutes } from './runs/index.js';
+import { skillRoutes } from './skills/index.js';
 
 /** Every API route, in one table: the router and the OpenAPI document are built from it. */
 export function apiRoutes(): ApiRouteSpec[] {
-  const table: ApiRouteSpec[] = [...identityRoutes()];
+  const table: ApiRouteSpec[] = [...identityRoutes(), ...providerRoutes(), ...modelRoutes(), ...runEngineRoutes(), ...agentRoutes(), ...skillRoutes(), ...webhookRoutes(), ...invitationAndResetRoutes()];
   table.push(...docsRoutes(() => table, packageVersion()));
   return table;
 }

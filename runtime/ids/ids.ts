@@ -65,3 +65,8 @@ export const ID_PREFIX = {
   invitation: 'inv',
   request: 'req',
 } as const;
+
+/** Identifies one worker process in leases and attempt rows (host, pid and a random part). */
+export function randomWorkerId(): string {
+  return `wrk_${process.pid}_${randomBytes(4).toString('hex')}`;
+}

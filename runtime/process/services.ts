@@ -15,6 +15,8 @@ export interface Services {
   readonly config: LoadedConfig['config'];
   readonly logger: Logger;
   readonly pool: pg.Pool;
+  /** The resolved database URL (the embedded server's when database.url is empty). */
+  readonly databaseUrl: string;
   readonly kv: Kv;
   readonly objects: ObjectStore;
   readonly keyring: KeyRing;
@@ -55,6 +57,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     config,
     logger,
     pool,
+    databaseUrl: url,
     kv,
     objects,
     keyring,

@@ -2,3 +2,6 @@
 // discovery. Other folders import from here, not from deep paths.
 export * from './registry/index.js';
 export * from './discovery/index.js';
+export * from './provider-credential.js';
+export * from './resolve-model.js';
+export * from './probes/index.js';

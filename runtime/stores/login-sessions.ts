@@ -48,3 +48,8 @@ export async function deleteDeadLoginSessions(db: Queryable, limit: number): Pro
   );
   return result.rowCount ?? 0;
 }
+
+/** Revokes every live session of a user (after a password reset). */
+export async function revokeUserSessions(db: Queryable, userId: string): Promise<void> {
+  await db.query(`update login_sessions set revoked_at = now() where user_id = $1 and revoked_at is null`, [userId]);
+}

@@ -72,3 +72,8 @@ export async function setUserDisabled(db: Queryable, id: string, disabled: boole
   );
   return (result.rowCount ?? 0) > 0;
 }
+
+/** Replaces the password hash (password reset through a mail link). */
+export async function setUserPassword(db: Queryable, id: string, passwordHash: string): Promise<void> {
+  await db.query(`update users set password_hash = $2, updated_at = now(), version = version + 1 where id = $1`, [id, passwordHash]);
+}

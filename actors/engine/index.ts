@@ -1,0 +1,3 @@
+export * from './engine-context.js';
+export * from './engine.js';
+export * from './run-options.js';

@@ -1,0 +1,1 @@
+export { readItems, type ItemsQuery } from './read-items.js';

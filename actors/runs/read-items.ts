@@ -1,0 +1,79 @@
+import {
+  AppError,
+  listDisplayPages,
+  listItemRows,
+  runView,
+  type RunItem,
+  type RunRow,
+  type Services,
+  type StreamBus,
+} from '../../runtime/index.js';
+import { decodePage } from '../worker/display-pages.js';
+
+export interface ItemsQuery {
+  before?: number | undefined;
+  after?: number | undefined;
+  limit: number;
+}
+
+/** Committed items in [from, to] from display pages and unpaged rows, ascending. */
+async function committedRange(services: Services, runId: string, from: number, to: number): Promise<RunItem[]> {
+  if (to < from) return [];
+  const [pages, rows] = await Promise.all([listDisplayPages(services.pool, runId, { from, to }), listItemRows(services.pool, runId, { from, to })]);
+  const out: RunItem[] = [];
+  for (const page of pages) {
+    const bytes = await services.objects.get(page.object_key);
+    if (!bytes) throw new AppError('unavailable', 'a display page of this run is missing from the object store');
+    out.push(...(await decodePage(bytes, page.digest)).filter((i) => i.ordinal >= from && i.ordinal <= to));
+  }
+  out.push(...rows);
+  return out.sort((a, b) => a.ordinal - b.ordinal);
+}
+
+/**
+ * GET /runs/{id}/items (spec 2.8): committed items by ordinal from pages and rows, plus the
+ * live tail of a running run (which live output can still change). The default page is the
+ * newest items and always includes the whole tail. `resume_after` is the stream id a client
+ * subscribes after to continue exactly where this page ends, without loss or repetition.
+ */
+export async function readItems(services: Services, bus: StreamBus, run: RunRow, query: ItemsQuery): Promise<Record<string, unknown>> {
+  const committed = run.next_ordinal - 1;
+  const tailSnapshot = run.status === 'running' ? await bus.getTail(run.id) : null;
+  const tail = (tailSnapshot?.items ?? []).filter((i) => (i.ordinal as number) > committed) as unknown as RunItem[];
+  let items: RunItem[];
+  let includesTail = false;
+  if (query.after !== undefined) {
+    items = await committedRange(services, run.id, query.after + 1, Math.min(committed, query.after + query.limit));
+    if (items.length < query.limit) {
+      items.push(...tail.filter((i) => i.ordinal > query.after!).slice(0, query.limit - items.length));
+      includesTail = true;
+    }
+  } else if (query.before !== undefined) {
+    const to = Math.min(committed, query.before - 1);
+    items = await committedRange(services, run.id, Math.max(1, to - query.limit + 1), to);
+  } else {
+    const room = Math.max(0, query.limit - tail.length);
+    items = [...(await committedRange(services, run.id, Math.max(1, committed - room + 1), committed)), ...tail];
+    includesTail = true;
+  }
+  const last = items[items.length - 1];
+  const sealed = run.sealed_at !== null;
+  const resumeAfter = (includesTail ? tailSnapshot?.last_stream_id : null) ?? last?.last_stream_id ?? (await bus.lastId(run.thread_id).catch(() => null)) ?? '0-0';
+  return {
+    items,
+    baseline: query.after === undefined && query.before === undefined,
+    complete: sealed && (last === undefined ? committed === 0 : last.ordinal >= committed),
+    position: run.display_position,
+    resume_after: resumeAfter,
+    run: runView(run),
+    continuation: {
+      run_id: run.id,
+      next_ordinal: (last?.ordinal ?? (query.after ?? 0)) + 1,
+      position: { attempt: run.attempts, sequence: run.checkpoint_seq },
+      response_groups: {},
+      full_content: true,
+      fragments: { gap: false, max_bytes: 67108864, max_pending: 8, pending: {} },
+      memory_sources: {},
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import type pg from 'pg';
+import {
+  AppError,
+  ID_PREFIX,
+  getRunById,
+  getEntry,
+  insertEntry,
+  lockThread,
+  newId,
+  takePositions,
+  updateEntry,
+  withTransaction,
+  type InboxEntry,
+  type Principal,
+  type Queryable,
+  type RunRow,
+  type ThreadRow,
+} from '../../runtime/index.js';
+import { CHANNEL_STEER, type EngineContext } from '../engine/engine-context.js';
+import { startRunForEntry } from './start-run.js';
+import { ThreadEvents } from './thread-events.js';
+
+export interface InputRequest {
+  agent_id: string;
+  agent_revision_id?: string | undefined;
+  kind?: string | undefined;
+  delivery?: 'queue' | 'steer' | undefined;
+  payload: Record<string, unknown>;
+  options?: Record<string, unknown> | undefined;
+}
+
+export interface ThreadResult {
+  entry: InboxEntry;
+  run: RunRow | null;
+  thread: ThreadRow;
+}
+
+/** Loads and locks the thread (404 when missing or in another workspace). */
+export async function lockThreadOr404(tx: Queryable, workspaceId: string, threadId: string): Promise<ThreadRow> {
+  const thread = await lockThread(tx, workspaceId, threadId);
+  if (!thread) throw new AppError('not_found', 'thread not found');
+  return thread;
+}
+
+/**
+ * Queues an input on a thread through its actor. Position = the thread's next position, taken
+ * under the thread row lock: positions are gap-free and follow arrival (commit) order
+ * (RUNS.md invariant 1). An idle thread starts a run for the entry at once; a steer entry on a
+ * thread whose run is executing waits for that run's next model request (workers are told by
+ * NOTIFY); anything else waits in position order. `onCommit` runs inside the transaction, so
+ * the Idempotency-Key record commits with the entry.
+ */
+export function enqueueInput(
+  context: EngineContext,
+  target: { workspaceId: string; threadId: string; principal: Principal; requestKey: string | null },
+  input: InputRequest,
+  onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
+): Promise<ThreadResult> {
+  return context.actors.run(target.threadId, async () => {
+    const events = new ThreadEvents();
+    const result = await withTransaction(context.services.pool, async (tx) => {
+      const thread = await lockThreadOr404(tx, target.workspaceId, target.threadId);
+      const position = await takePositions(tx, thread.id, 1);
+      let entry = await insertEntry(tx, {
+        id: newId(ID_PREFIX.inboxEntry),
+        workspace_id: target.workspaceId,
+        thread_id: thread.id,
+        kind: input.kind ?? 'message',
+        delivery: input.delivery ?? 'queue',
+        position,
+        payload: input.payload,
+        options: input.options ?? {},
+        agent_id: input.agent_id,
+        agent_revision_id: input.agent_revision_id ?? null,
+        principal_id: target.principal.id,
+        origin_run_id: null,
+        request_key: target.requestKey,
+      });
+      let run: RunRow | null = null;
+      if (thread.current_run_id === null) {
+        const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts);
+        run = started.run;
+        entry = started.entry;
+      } else if (entry.delivery === 'steer') {
+        const current = await getRunById(tx, thread.current_run_id);
+        if (current?.status === 'running') await tx.query('select pg_notify($1, $2)', [CHANNEL_STEER, current.id]);
+      }
+      const after = (await lockThread(tx, target.workspaceId, thread.id))!;
+      const value = { entry, run, thread: after };
+      await onCommit(tx, value);
+      return value;
+    });
+    events.entry(result.entry);
+    if (result.run) events.run(result.run).thread(result.thread);
+    await events.publish(context, target.threadId);
+    return result;
+  });
+}
+
+/**
+ * Withdraws a pending entry: it becomes a tombstone (status withdrawn) that keeps its request
+ * key, so a replayed request is still recognised. Only a pending entry can be withdrawn.
+ */
+export function withdrawEntry(
+  context: EngineContext,
+  target: { workspaceId: string; threadId: string; entryId: string },
+  precondition: (entry: { id: string; version: number }) => void,
+): Promise<ThreadResult> {
+  return context.actors.run(target.threadId, async () => {
+    const result = await withTransaction(context.services.pool, async (tx) => {
+      const thread = await lockThreadOr404(tx, target.workspaceId, target.threadId);
+      const entry = await getEntry(tx, target.workspaceId, target.entryId);
+      if (!entry || entry.thread_id !== thread.id) throw new AppError('not_found', 'inbox entry not found');
+      precondition(entry);
+      if (entry.status !== 'pending') throw new AppError('conflict', `only a pending entry can be withdrawn; this one is ${entry.status}`, { details: { status: entry.status } });
+      const withdrawn = await updateEntry(tx, entry.id, { status: 'withdrawn', finished: true });
+      const run = thread.current_run_id ? await getRunById(tx, thread.current_run_id) : null;
+      return { entry: withdrawn, run, thread };
+    });
+    await new ThreadEvents().entry(result.entry).publish(context, target.threadId);
+    return result;
+  });
+}

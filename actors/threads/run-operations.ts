@@ -1,0 +1,124 @@
+import type pg from 'pg';
+import {
+  AppError,
+  appendThreadHistory,
+  firstPendingEntry,
+  getRun,
+  getRunById,
+  lockThread,
+  requestRunCancel,
+  sealRun,
+  setThreadRuns,
+  updateEntry,
+  withTransaction,
+  type RunRow,
+  type SealChange,
+  type ThreadRow,
+} from '../../runtime/index.js';
+import { CHANNEL_RUN_CANCEL, type EngineContext } from '../engine/engine-context.js';
+import { lockThreadOr404 } from './inbox-operations.js';
+import { failEntry, startRunForEntry } from './start-run.js';
+import { ThreadEvents } from './thread-events.js';
+
+/**
+ * Starts the next queued input of an idle thread (caller holds the thread lock). Entries whose
+ * agent can no longer start fail and the next one is tried, so one bad input never blocks the
+ * thread; queued entries start strictly in position order.
+ */
+export async function advanceLocked(context: EngineContext, tx: pg.PoolClient, thread: ThreadRow, events: ThreadEvents): Promise<RunRow | null> {
+  if (thread.current_run_id !== null) return null;
+  for (let entry = await firstPendingEntry(tx, thread.id); entry; entry = await firstPendingEntry(tx, thread.id)) {
+    try {
+      await tx.query('savepoint start_run');
+      const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts);
+      await tx.query('release savepoint start_run');
+      events.entry(started.entry).run(started.run);
+      return started.run;
+    } catch (error) {
+      await tx.query('rollback to savepoint start_run');
+      if (!(error instanceof AppError)) throw error;
+      events.entry(await failEntry(tx, entry, error));
+    }
+  }
+  return null;
+}
+
+/** advance_threads for one thread, through its actor. */
+export function advanceThread(context: EngineContext, workspaceId: string, threadId: string): Promise<RunRow | null> {
+  return context.actors.run(threadId, async () => {
+    const events = new ThreadEvents();
+    const run = await withTransaction(context.services.pool, async (tx) => {
+      const thread = await lockThread(tx, workspaceId, threadId);
+      return thread ? advanceLocked(context, tx, thread, events) : null;
+    });
+    await events.publish(context, threadId);
+    return run;
+  });
+}
+
+/**
+ * Seals a run and moves its thread on, in one transaction under the thread lock: the run seals
+ * exactly once (sealRun matches only an unsealed run owned by `attemptId`), its source entry is
+ * finished, its messages join the thread's history, and — unless it waits — the thread is idle
+ * again and its next queued input starts. Returns undefined when the seal was fenced out.
+ */
+export function sealAndAdvance(
+  context: EngineContext,
+  run: { id: string; workspace_id: string; thread_id: string },
+  attemptId: string | null,
+  change: SealChange,
+  history: unknown[],
+  inTransaction?: (tx: pg.PoolClient, sealed: RunRow) => Promise<void>,
+): Promise<RunRow | undefined> {
+  return context.actors.run(run.thread_id, async () => {
+    const events = new ThreadEvents();
+    const sealed = await withTransaction(context.services.pool, async (tx) => {
+      const thread = await lockThreadOr404(tx, run.workspace_id, run.thread_id);
+      const done = await sealRun(tx, run.id, attemptId, change);
+      if (!done) return undefined;
+      events.run(done);
+      if (change.status !== 'cancelled' || done.source_entry_id) {
+        if (done.source_entry_id && change.status !== 'waiting') {
+          const status = change.status === 'completed' ? 'completed' : 'failed';
+          events.entry(await updateEntry(tx, done.source_entry_id, { status, finished: true, ...(done.failure ? { failure: done.failure } : {}) }));
+        }
+      }
+      await appendThreadHistory(tx, thread.id, history);
+      if (change.status !== 'waiting') {
+        await setThreadRuns(tx, thread.id, null, done.id);
+        await advanceLocked(context, tx, { ...thread, current_run_id: null }, events);
+      }
+      await inTransaction?.(tx, done);
+      events.thread((await lockThread(tx, run.workspace_id, thread.id))!);
+      return done;
+    });
+    await events.publish(context, run.thread_id);
+    if (sealed) await context.bus.clearTail(run.id);
+    return sealed;
+  });
+}
+
+/**
+ * Cancels a run. Accepted (not yet claimed): sealed cancelled at once. Running: the request is
+ * recorded and the worker holding the lease is told (NOTIFY); it aborts the attempt — including
+ * an in-flight model stream — and seals the run cancelled. Waiting: sealed cancelled, freeing
+ * the thread. Already sealed otherwise: 409.
+ */
+export async function cancelRun(context: EngineContext, workspaceId: string, runId: string): Promise<RunRow> {
+  const run = await getRun(context.services.pool, workspaceId, runId);
+  if (!run) throw new AppError('not_found', 'run not found');
+  if (run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled') {
+    throw new AppError('conflict', `the run is already ${run.status}`, { details: { status: run.status } });
+  }
+  if (run.status === 'running') {
+    const requested = await withTransaction(context.services.pool, async (tx) => {
+      const updated = await requestRunCancel(tx, run.id);
+      await tx.query('select pg_notify($1, $2)', [CHANNEL_RUN_CANCEL, run.id]);
+      return updated;
+    });
+    return requested ?? (await getRunById(context.services.pool, run.id))!;
+  }
+  const sealed = await sealAndAdvance(context, run, null, { status: 'cancelled', usage: run.usage, failure: null }, []);
+  if (!sealed) return cancelRun(context, workspaceId, runId); // it moved on meanwhile: decide again
+  return sealed;
+}

@@ -1,0 +1,61 @@
+import type pg from 'pg';
+import {
+  AppError,
+  ID_PREFIX,
+  insertRun,
+  newId,
+  resolveAgentRevision,
+  setThreadRuns,
+  updateEntry,
+  type InboxEntry,
+  type RunRow,
+  type ThreadRow,
+} from '../../runtime/index.js';
+import { CHANNEL_RUN_ACCEPTED } from '../engine/engine-context.js';
+import { effectiveConfig, type RunOptions } from '../engine/run-options.js';
+
+export interface StartedRun {
+  run: RunRow;
+  entry: InboxEntry;
+}
+
+/**
+ * Starts a run for a pending entry of an idle thread (caller holds the thread lock and has
+ * checked thread.current_run_id is null). The run pins the exact revision it starts with; the
+ * entry becomes assigned; the thread's current run is set; workers are woken by a NOTIFY that
+ * PostgreSQL delivers only when this transaction commits.
+ */
+export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, entry: InboxEntry, maxAttempts: number): Promise<StartedRun> {
+  const { agent, revision } = await resolveAgentRevision(tx, thread.workspace_id, entry.agent_id, entry.agent_revision_id ?? undefined);
+  const options = entry.options as RunOptions;
+  const run = await insertRun(tx, {
+    id: newId(ID_PREFIX.run),
+    workspace_id: thread.workspace_id,
+    session_id: thread.session_id,
+    thread_id: thread.id,
+    agent_id: agent.id,
+    agent_revision_id: revision.id,
+    revision_selection: entry.agent_revision_id ? 'pinned' : 'default',
+    trigger: 'input',
+    lineage: 'root',
+    parent_run_id: null,
+    source_entry_id: entry.id,
+    principal_id: entry.principal_id,
+    max_attempts: maxAttempts,
+    labels: options.labels ?? {},
+    input: entry.payload,
+    options: entry.options,
+    config: effectiveConfig(revision.config as Record<string, unknown>, options),
+    resume: null,
+  });
+  const assigned = await updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: run.id });
+  await setThreadRuns(tx, thread.id, run.id);
+  await tx.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, run.id]);
+  return { run, entry: assigned };
+}
+
+/** An entry whose agent cannot start (archived, deleted revision) fails instead of blocking the thread. */
+export async function failEntry(tx: pg.PoolClient, entry: InboxEntry, error: unknown): Promise<InboxEntry> {
+  const failure = error instanceof AppError ? { code: error.code, message: error.message } : { code: 'internal', message: 'the input could not start a run' };
+  return updateEntry(tx, entry.id, { status: 'failed', failure, finished: true });
+}

@@ -1,0 +1,26 @@
+import { entryView, runView, threadView, type InboxEntry, type RunRow, type StreamEvent, type ThreadRow } from '../../runtime/index.js';
+import type { EngineContext } from '../engine/engine-context.js';
+
+/** Collects a thread operation's stream events; they are published after the transaction commits. */
+export class ThreadEvents {
+  readonly events: StreamEvent[] = [];
+
+  entry(entry: InboxEntry): this {
+    this.events.push({ type: 'entry.changed', entry_id: entry.id, status: entry.status, entry: entryView(entry) as Record<string, unknown> });
+    return this;
+  }
+
+  run(run: RunRow): this {
+    this.events.push({ type: 'run.status', run_id: run.id, status: run.status, run: runView(run) });
+    return this;
+  }
+
+  thread(thread: ThreadRow): this {
+    this.events.push({ type: 'thread.changed', thread: threadView(thread) as unknown as Record<string, unknown> });
+    return this;
+  }
+
+  async publish(context: EngineContext, threadId: string): Promise<void> {
+    if (this.events.length > 0) await context.bus.publish(threadId, this.events);
+  }
+}

@@ -1,0 +1,197 @@
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
+import {
+  AppError,
+  endAttempt,
+  handOffRun,
+  insertOutboxRow,
+  pendingSteerEntries,
+  renewLease,
+  type ProviderRegistry,
+  type RunRow,
+} from '../../runtime/index.js';
+import type { AttemptMessage, AttemptStart, DoneMessage } from '../attempt/index.js';
+import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/engine-context.js';
+import { sealAndAdvance } from '../threads/run-operations.js';
+import { packDisplayPages, PAGE_ITEMS } from './display-pages.js';
+import { LiveTail } from './live-tail.js';
+import { prepareAttempt } from './prepare-attempt.js';
+import { commitStep } from './step-commit.js';
+
+/**
+ * Hosts one attempt of one run: feeds the Piscina task, turns its messages into stream events,
+ * committed steps and finally the run's seal. Messages are handled strictly in order, one at a
+ * time. Every database write is fenced by this attempt's id; the first write that matches no row
+ * means the lease is lost — the attempt is aborted and nothing more is written (RUNS.md 2).
+ */
+export class AttemptRunner {
+  private queue: Promise<void> = Promise.resolve();
+  private port: MessagePort | null = null;
+  private lost = false;
+  private finished = false;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly sentSteer = new Set<string>();
+  private readonly tail: LiveTail;
+  private resolveDone!: () => void;
+  readonly done = new Promise<void>((resolve) => (this.resolveDone = resolve));
+
+  constructor(
+    private readonly context: EngineContext,
+    private readonly registry: ProviderRegistry,
+    private readonly pool: Piscina,
+    readonly run: RunRow,
+  ) {
+    this.tail = new LiveTail(context.bus, run.id, run.thread_id, run.attempts);
+  }
+
+  private get attemptId(): string {
+    return this.run.current_attempt_id!;
+  }
+
+  async start(taskFile: string): Promise<void> {
+    let start: AttemptStart;
+    try {
+      start = await prepareAttempt(this.context.services, this.registry, this.run);
+    } catch (error) {
+      const failure = error instanceof AppError ? { code: error.code === 'disabled' ? 'model_disabled' : error.code, message: error.message } : { code: 'internal', message: 'the attempt could not be prepared' };
+      await this.seal({ type: 'done', outcome: 'failed', failure, usage: this.run.usage }, []);
+      return;
+    }
+    if (this.run.attempts > 1) await this.context.bus.publish(this.run.thread_id, [{ type: 'tail.reset', run_id: this.run.id, ordinal: this.run.next_ordinal, attempt: this.run.attempts }]);
+    const channel = new MessageChannel();
+    this.port = channel.port1;
+    this.port.on('message', (message: AttemptMessage) => this.enqueue(() => this.handle(message)));
+    const leaseSeconds = this.context.services.config.worker.authority_seconds;
+    this.heartbeat = setInterval(() => this.enqueue(() => this.renew(leaseSeconds)), Math.max(500, (leaseSeconds * 1000) / 3));
+    this.pool.run({ start, port: channel.port2 }, { transferList: [channel.port2] as never }).catch((error: unknown) => {
+      // The attempt ends on its `done` message; a task that dies first is a crashed attempt.
+      this.enqueue(async () => {
+        if (this.finished) return;
+        this.context.services.logger.error({ run_id: this.run.id, err: error }, 'attempt task crashed');
+        await this.seal({ type: 'done', outcome: 'failed', failure: { code: 'attempt_crashed', message: 'the attempt stopped unexpectedly' }, usage: this.run.usage }, []);
+      });
+    });
+    await this.deliverSteer();
+  }
+
+  /** Host → attempt signals. */
+  cancel(): void {
+    this.port?.postMessage({ type: 'cancel' });
+  }
+
+  drain(): void {
+    this.port?.postMessage({ type: 'drain' });
+  }
+
+  async deliverSteer(): Promise<void> {
+    if (this.finished || !this.port) return;
+    const entries = (await pendingSteerEntries(this.context.services.pool, this.run.thread_id)).filter((e) => !this.sentSteer.has(e.id));
+    if (entries.length === 0) return;
+    entries.forEach((e) => this.sentSteer.add(e.id));
+    this.port.postMessage({ type: 'steer', entries: entries.map((e) => ({ id: e.id, content: ((e.payload.content as unknown[]) ?? []) as Array<Record<string, unknown>> })) });
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.queue = this.queue.then(task).catch((error: unknown) => {
+      this.context.services.logger.error({ run_id: this.run.id, err: error }, 'attempt host error');
+      this.abandon();
+    });
+  }
+
+  private async renew(leaseSeconds: number): Promise<void> {
+    if (this.finished || this.lost) return;
+    const state = await renewLease(this.context.services.pool, this.run.id, this.attemptId, leaseSeconds);
+    if (state === 'lost') this.loseLease();
+    else if (state === 'cancel') this.cancel();
+  }
+
+  private async handle(message: AttemptMessage): Promise<void> {
+    if (this.finished || this.lost) return;
+    switch (message.type) {
+      case 'item.started':
+        return this.tail.started(message.ordinal, message.item);
+      case 'item.delta':
+        return this.tail.delta(message.ordinal, message.delta);
+      case 'item.completed':
+        return this.tail.completed(message.ordinal, message.item);
+      case 'checkpoint':
+        return this.checkpoint(message);
+      case 'done':
+        return this.finish(message);
+      default: {
+        const never: never = message;
+        throw new Error(`unknown attempt message ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  private async checkpoint(message: Extract<AttemptMessage, { type: 'checkpoint' }>): Promise<void> {
+    await this.tail.flush();
+    const items = this.tail.uncommittedBelow(message.next_ordinal);
+    const outcome = await commitStep(
+      this.context.services,
+      { runId: this.run.id, threadId: this.run.thread_id, attemptId: this.attemptId, seq: message.seq, state: message.state, nextOrdinal: message.next_ordinal, usage: message.usage, items, incorporatedEntryIds: message.incorporated_entry_ids },
+      (tx, key) => insertOutboxRow(tx, { kind: 'checkpoint_cleanup', workspace_id: this.run.workspace_id, payload: { object_key: key } }).then(() => undefined),
+    );
+    if (!outcome.ok) return this.loseLease();
+    this.tail.markCommitted(message.next_ordinal);
+    this.run.usage = message.usage as RunRow['usage'];
+    if (message.next_ordinal - 1 >= PAGE_ITEMS) void packDisplayPages(this.context.services.pool, this.context.services.objects, this.run.id).catch(() => undefined);
+  }
+
+  private async finish(message: DoneMessage): Promise<void> {
+    await this.tail.flush();
+    if (message.outcome === 'handoff') {
+      const handed = await handOffRun(this.context.services.pool, this.run.id, this.attemptId);
+      if (handed) {
+        await endAttempt(this.context.services.pool, this.attemptId, 'handoff', false);
+        await this.context.services.pool.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, this.run.id]);
+      }
+      return this.end();
+    }
+    await this.seal(message, message.history_append ?? []);
+  }
+
+  private async seal(message: DoneMessage, history: unknown[]): Promise<void> {
+    const status = message.outcome === 'handoff' ? 'failed' : message.outcome;
+    const sealed = await sealAndAdvance(
+      this.context,
+      this.run,
+      this.attemptId,
+      {
+        status,
+        output: message.output ?? null,
+        failure: message.failure ?? null,
+        wait_reason: message.wait_reason ?? null,
+        pending: message.pending ?? null,
+        usage: message.usage,
+      },
+      history,
+    );
+    if (!sealed) return this.loseLease();
+    await endAttempt(this.context.services.pool, this.attemptId, message.outcome, message.outcome === 'failed');
+    this.end();
+  }
+
+  private loseLease(): void {
+    if (this.lost) return;
+    this.lost = true;
+    this.context.services.logger.warn({ run_id: this.run.id, attempt_id: this.attemptId }, 'lease lost: aborting the attempt, writing nothing more');
+    this.cancel();
+    this.end();
+  }
+
+  private abandon(): void {
+    this.cancel();
+    this.end();
+  }
+
+  private end(): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    // Give the task a moment to read its cancel before the port closes.
+    setTimeout(() => this.port?.close(), 1000).unref();
+    this.resolveDone();
+  }
+}

@@ -1,0 +1,2 @@
+export { WorkerHost, poolShape } from './worker-host.js';
+export { decodePage, PAGE_ITEMS } from './display-pages.js';

@@ -1,0 +1,51 @@
+import {
+  AppError,
+  getThread,
+  resolveModelForRun,
+  type ProviderRegistry,
+  type RunRow,
+  type Services,
+} from '../../runtime/index.js';
+import type { AttemptStart } from '../attempt/index.js';
+
+const MODEL_TIMEOUT_MS = 120_000;
+
+/**
+ * Gathers everything the attempt needs, since it reads nothing itself: the model resolved now
+ * (a disabled model or provider refuses new use at once), the decrypted credential for this
+ * attempt only, the last committed checkpoint, and the thread's history before this run.
+ */
+export async function prepareAttempt(services: Services, registry: ProviderRegistry, run: RunRow): Promise<AttemptStart> {
+  const config = run.config;
+  const modelKey = typeof config.model === 'string' ? config.model : '';
+  const resolved = await resolveModelForRun(services.pool, services.keyring, registry, run.workspace_id, modelKey, {
+    policy: { allowedHttpOrigins: services.config.providers.allowed_http_origins },
+  });
+  let checkpoint: Uint8Array | null = null;
+  if (run.checkpoint_key) {
+    checkpoint = await services.objects.get(run.checkpoint_key);
+    if (!checkpoint) throw new AppError('internal', `checkpoint ${run.checkpoint_key} of run ${run.id} is missing from the object store`);
+  }
+  const thread = await getThread(services.pool, run.workspace_id, run.thread_id);
+  const maxRequests = (run.options.max_usage as { requests?: number } | undefined)?.requests ?? null;
+  return {
+    type: 'start',
+    run: { id: run.id, workspace_id: run.workspace_id, thread_id: run.thread_id, attempt_id: run.current_attempt_id!, attempt_number: run.attempts, input: run.input, options: run.options },
+    config,
+    model: {
+      api: resolved.api,
+      base_url: resolved.base_url,
+      ...(resolved.api_key !== undefined ? { api_key: resolved.api_key } : {}),
+      ...(resolved.headers ? { headers: resolved.headers } : {}),
+      ...(resolved.aws ? { aws: resolved.aws as unknown as Record<string, unknown> } : {}),
+      model: resolved.model.model,
+      settings: resolved.model.settings,
+    },
+    history: thread?.message_history ?? [],
+    checkpoint,
+    checkpoint_seq: run.checkpoint_seq,
+    next_ordinal: run.next_ordinal,
+    resume: run.resume,
+    limits: { max_requests: maxRequests, model_timeout_ms: MODEL_TIMEOUT_MS },
+  };
+}

@@ -1,0 +1,107 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { claimRuns, createProviderRegistry, ID_PREFIX, newId, randomWorkerId, type Services, type Stoppable } from '../../runtime/index.js';
+import { ATTEMPT_TASK_FILE } from '../attempt/index.js';
+import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext } from '../engine/engine-context.js';
+import { AttemptRunner } from './attempt-runner.js';
+import { NotificationListener } from './notification-listener.js';
+
+/** Threads × tasks per thread = worker.slots exactly: the largest divisor of slots ≤ cores. */
+export function poolShape(slots: number, cores = availableParallelism()): { maxThreads: number; concurrentTasksPerWorker: number } {
+  let threads = Math.max(1, Math.min(cores, slots));
+  while (slots % threads !== 0) threads--;
+  return { maxThreads: threads, concurrentTasksPerWorker: slots / threads };
+}
+
+/**
+ * The worker host: claims accepted runs up to worker.slots (FOR UPDATE SKIP LOCKED, woken by
+ * LISTEN with a polling fallback), runs each attempt in the Piscina pool and hosts it. On stop
+ * it drains: no more claims, every attempt is asked to finish its step and hand off, and what
+ * has not handed off within worker.drain_seconds is left to lease expiry.
+ */
+export class WorkerHost implements Stoppable {
+  readonly id = randomWorkerId();
+  private readonly running = new Map<string, AttemptRunner>();
+  private readonly registry;
+  private readonly pool: Piscina;
+  private readonly listener: NotificationListener;
+  private poller: NodeJS.Timeout | null = null;
+  private claiming: Promise<void> | null = null;
+  private again = false;
+  private stopping = false;
+
+  constructor(
+    private readonly context: EngineContext,
+    databaseUrl: string,
+  ) {
+    const { config } = context.services;
+    this.registry = createProviderRegistry({ enableLocalEnvironment: config.environments.enable_local });
+    this.pool = new Piscina({ filename: ATTEMPT_TASK_FILE, ...poolShape(config.worker.slots), idleTimeout: 60_000 });
+    this.listener = new NotificationListener(databaseUrl, [CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER], (channel, payload) => this.onNotify(channel, payload), context.services.logger);
+  }
+
+  get services(): Services {
+    return this.context.services;
+  }
+
+  async start(): Promise<void> {
+    await this.listener.start();
+    this.poller = setInterval(() => this.wake(), this.services.config.worker.poll_seconds * 1000);
+    this.wake();
+  }
+
+  /** Claims as many runs as there are free slots; coalesces concurrent wake-ups. */
+  wake(): void {
+    if (this.stopping) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    this.claiming = this.claim()
+      .catch((error: unknown) => this.services.logger.warn({ err: (error as Error).message }, 'claim failed; retrying at the next poll'))
+      .finally(() => {
+        this.claiming = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async claim(): Promise<void> {
+    const { worker } = this.services.config;
+    const free = worker.slots - this.running.size;
+    if (free <= 0) return;
+    const claimed = await claimRuns(this.services.pool, this.id, free, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
+    for (const run of claimed) {
+      const runner = new AttemptRunner(this.context, this.registry, this.pool, run);
+      this.running.set(run.id, runner);
+      void runner.done.then(() => {
+        this.running.delete(run.id);
+        this.wake();
+      });
+      void runner.start(ATTEMPT_TASK_FILE).catch((error: unknown) => this.services.logger.error({ run_id: run.id, err: error }, 'attempt start failed'));
+    }
+    if (claimed.length === free && free > 0) this.again = true;
+  }
+
+  private onNotify(channel: string, runId: string): void {
+    if (channel === CHANNEL_RUN_ACCEPTED) return this.wake();
+    const runner = this.running.get(runId);
+    if (!runner) return;
+    if (channel === CHANNEL_RUN_CANCEL) runner.cancel();
+    else if (channel === CHANNEL_STEER) void runner.deliverSteer();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.poller) clearInterval(this.poller);
+    await this.claiming;
+    const runners = [...this.running.values()];
+    runners.forEach((r) => r.drain());
+    const deadline = this.services.config.worker.drain_seconds * 1000;
+    await Promise.race([Promise.all(runners.map((r) => r.done)), new Promise((r) => setTimeout(r, deadline).unref())]);
+    await this.listener.stop();
+    await this.pool.destroy();
+  }
+}

@@ -1,0 +1,8 @@
+import type { ApiRouteSpec } from '../framework/index.js';
+import { inboxRoutes } from './inbox-routes.js';
+import { runRoutes } from './run-routes.js';
+import { sessionRoutes } from './session-routes.js';
+
+export function runEngineRoutes(): ApiRouteSpec[] {
+  return [...sessionRoutes(), ...inboxRoutes(), ...runRoutes()];
+}

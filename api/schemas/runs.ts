@@ -1,0 +1,133 @@
+import { Type } from '@sinclair/typebox';
+import { Labels, NullableTimestamp, Timestamp } from './common.js';
+
+const Any = Type.Record(Type.String(), Type.Unknown());
+const Str = Type.Union([Type.String(), Type.Null()]);
+
+export const TextContent = Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: 1_000_000 }) }, { additionalProperties: false });
+export const InputPayload = Type.Object({ content: Type.Array(TextContent, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false });
+
+export const SessionView = Type.Object(
+  { id: Type.String(), workspace_id: Type.String(), labels: Labels, created_by_id: Str, created_at: Timestamp, updated_at: Timestamp, version: Type.Integer() },
+  { $id: 'Session' },
+);
+
+export const ThreadView = Type.Object(
+  {
+    id: Type.String(),
+    workspace_id: Type.String(),
+    session_id: Type.String(),
+    labels: Labels,
+    current_run_id: Str,
+    last_run_id: Str,
+    origin: Type.String(),
+    origin_run_id: Str,
+    origin_thread_id: Str,
+    origin_tool_call_id: Str,
+    subagent: Str,
+    mcp_headers: Type.Record(Type.String(), Type.Record(Type.String(), Type.String())),
+    message_history: Type.Array(Any),
+    archived_at: NullableTimestamp,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    version: Type.Integer(),
+  },
+  { $id: 'Thread' },
+);
+
+export const InboxEntryView = Type.Object(
+  {
+    id: Type.String(),
+    thread_id: Type.String(),
+    kind: Type.String(),
+    delivery: Type.String(),
+    status: Type.String({ description: 'pending, assigned, incorporated, completed, failed or withdrawn' }),
+    position: Type.Integer(),
+    payload: Any,
+    options: Any,
+    agent_id: Type.String(),
+    agent_revision_id: Str,
+    principal_id: Str,
+    origin_run_id: Str,
+    assigned_run_id: Str,
+    child_run_id: Str,
+    incorporated_checkpoint_seq: Type.Union([Type.Integer(), Type.Null()]),
+    failure: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+    request_key: Str,
+    created_at: Timestamp,
+    finished_at: NullableTimestamp,
+  },
+  { $id: 'InboxEntry' },
+);
+
+export const RunView = Type.Object(
+  {
+    id: Type.String(),
+    workspace_id: Type.String(),
+    session_id: Type.String(),
+    thread_id: Type.String(),
+    agent_id: Type.String(),
+    agent_revision_id: Type.String(),
+    revision_selection: Type.String(),
+    status: Type.String({ description: 'accepted, running, waiting, completed, failed or cancelled' }),
+    wait_reason: Str,
+    trigger: Type.String(),
+    lineage: Type.String(),
+    parent_run_id: Str,
+    source_entry_id: Str,
+    principal_id: Str,
+    resumed_by_id: Str,
+    attempts: Type.Integer(),
+    max_attempts: Type.Integer(),
+    current_attempt_id: Str,
+    created_at: Timestamp,
+    started_at: NullableTimestamp,
+    sealed_at: NullableTimestamp,
+    cancel_requested_at: NullableTimestamp,
+    updated_at: Timestamp,
+    display_position: Type.String(),
+    labels: Labels,
+    input: Any,
+    output: Type.Unknown(),
+    failure: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+    environment_mounts: Type.Array(Any),
+    memory_mounts: Type.Array(Any),
+    options: Any,
+    pending: Type.Object({ approvals: Type.Array(Any), calls: Type.Array(Any) }),
+    resume: Type.Union([Any, Type.Null()]),
+    usage_at_seal: Type.Union([Any, Type.Null()]),
+    version: Type.Integer(),
+  },
+  { $id: 'Run' },
+);
+
+export const EntryRunThread = Type.Object({ entry: InboxEntryView, run: Type.Union([RunView, Type.Null()]), thread: ThreadView });
+
+export const RunItemView = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String(),
+    state: Type.String({ description: 'in_progress (tail) or completed' }),
+    ordinal: Type.Integer({ minimum: 1 }),
+    content: Any,
+    content_refs: Any,
+    first_stream_id: Str,
+    last_stream_id: Str,
+    started_at: NullableTimestamp,
+    ended_at: NullableTimestamp,
+  },
+  { $id: 'RunItem' },
+);
+
+export const ItemsPage = Type.Object(
+  {
+    items: Type.Array(RunItemView),
+    baseline: Type.Boolean({ description: 'true for the default page (newest items with the live tail)' }),
+    complete: Type.Boolean({ description: 'the run is sealed and this page reaches its last item' }),
+    position: Type.String(),
+    resume_after: Type.String({ description: 'subscribe to the thread stream after this id to continue without loss' }),
+    run: RunView,
+    continuation: Any,
+  },
+  { $id: 'ItemsPage' },
+);

@@ -1,0 +1,153 @@
+import type { Queryable } from '../db/index.js';
+import { mapRun, type RunRow } from './runs.js';
+
+// Attempt ownership and fencing (RUNS.md invariant 2). Claiming a run gives it a new
+// current_attempt_id; every write the attempt's host makes afterwards carries
+// `current_attempt_id = $attempt` in its WHERE clause. A write that matches no row means the
+// lease was lost (expired and handed to another attempt, or the run was sealed): the host must
+// abort the attempt at once and write nothing more.
+
+/**
+ * Claims up to `limit` accepted runs for this worker. FOR UPDATE SKIP LOCKED lets concurrent
+ * workers claim disjoint runs without waiting on each other; each claim opens an attempt
+ * (attempts + 1, a fresh attempt id that fences the previous attempt's writes) with a lease.
+ */
+export async function claimRuns(db: Queryable, workerId: string, limit: number, leaseSeconds: number, attemptIdFor: () => string): Promise<RunRow[]> {
+  if (limit <= 0) return [];
+  const ids = Array.from({ length: limit }, attemptIdFor);
+  const result = await db.query(
+    `with locked as (
+       select id, created_at from runs where status = 'accepted' and cancel_requested_at is null
+        order by created_at, id limit $2 for update skip locked
+     ), candidates as (
+       select id, row_number() over (order by created_at, id) as n from locked
+     ), claimed as (
+       update runs r set status = 'running', attempts = r.attempts + 1, current_attempt_id = ($4::text[])[c.n],
+              lease_owner = $1, lease_expires_at = now() + make_interval(secs => $3),
+              started_at = coalesce(r.started_at, now()), updated_at = now(), version = r.version + 1
+         from candidates c where r.id = c.id returning r.*
+     ), attempt_rows as (
+       insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, $1 from claimed
+     )
+     select * from claimed`,
+    [workerId, limit, leaseSeconds, ids],
+  );
+  return result.rows.map(mapRun);
+}
+
+/**
+ * Heartbeat: extends the lease while this attempt still owns the run. 'lost' = the lease is
+ * gone (stop writing at once); 'cancel' = owned, but a cancel was requested (a fallback for a
+ * missed NOTIFY).
+ */
+export async function renewLease(db: Queryable, runId: string, attemptId: string, leaseSeconds: number): Promise<'owned' | 'cancel' | 'lost'> {
+  const result = await db.query<{ cancel: boolean }>(
+    `update runs set lease_expires_at = now() + make_interval(secs => $3) where id = $1 and current_attempt_id = $2 and status = 'running'
+     returning cancel_requested_at is not null as cancel`,
+    [runId, attemptId, leaseSeconds],
+  );
+  const row = result.rows[0];
+  return !row ? 'lost' : row.cancel ? 'cancel' : 'owned';
+}
+
+/**
+ * Moves the checkpoint pointer, next ordinal, usage and display position of a step in the
+ * caller's transaction (the same one that inserts the step's items). Returns the replaced
+ * checkpoint key (for cleanup through the outbox), or undefined when fenced out.
+ */
+export async function commitStepPointer(
+  db: Queryable,
+  runId: string,
+  attemptId: string,
+  step: { checkpoint_seq: number; checkpoint_key: string; next_ordinal: number; usage: object },
+): Promise<{ previous_key: string | null } | undefined> {
+  // The row lock taken here is held to the end of the step's transaction.
+  const owned = await db.query<{ checkpoint_key: string | null }>(
+    `select checkpoint_key from runs where id = $1 and current_attempt_id = $2 and status = 'running' and checkpoint_seq < $3 for update`,
+    [runId, attemptId, step.checkpoint_seq],
+  );
+  if (!owned.rows[0]) return undefined;
+  await db.query(
+    `update runs set checkpoint_seq = $2, checkpoint_key = $3, next_ordinal = $4::int, usage = $5, display_position = ($4::int)::text,
+            updated_at = now(), version = version + 1 where id = $1`,
+    [runId, step.checkpoint_seq, step.checkpoint_key, step.next_ordinal, JSON.stringify(step.usage)],
+  );
+  return { previous_key: owned.rows[0].checkpoint_key };
+}
+
+export interface SealChange {
+  status: 'completed' | 'failed' | 'cancelled' | 'waiting';
+  output?: unknown;
+  failure?: { code: string; message: string } | null;
+  wait_reason?: string | null;
+  pending?: object | null;
+  usage: object;
+}
+
+/**
+ * Seals a run exactly once (RUNS.md invariant 6): only a run not yet sealed changes, and —
+ * when an attempt seals it — only while that attempt still owns it. usage_at_seal is recorded
+ * here; the caller writes the outbox event in the same transaction.
+ */
+export async function sealRun(db: Queryable, runId: string, attemptId: string | null, change: SealChange): Promise<RunRow | undefined> {
+  const result = await db.query(
+    `update runs set status = $3, output = $4, failure = $5, wait_reason = $6, pending = $7, usage = $8, usage_at_seal = $8,
+            sealed_at = coalesce(sealed_at, now()), updated_at = now(), version = version + 1, lease_owner = null, lease_expires_at = null
+      where id = $1 and ($2::text is null or current_attempt_id = $2)
+        and ((sealed_at is null and status in ('accepted', 'running'))
+             -- the one exception: a waiting run nobody resumed may be cancelled, freeing its thread
+             or (status = 'waiting' and $3 = 'cancelled' and resumed_by_id is null))
+      returning *`,
+    [runId, attemptId, change.status, change.output === undefined ? null : JSON.stringify(change.output), change.failure ? JSON.stringify(change.failure) : null, change.wait_reason ?? null, change.pending ? JSON.stringify(change.pending) : null, JSON.stringify(change.usage)],
+  );
+  return result.rows[0] ? mapRun(result.rows[0]) : undefined;
+}
+
+/** A drained attempt hands the run back uncharged: it is accepted again for any worker. */
+export async function handOffRun(db: Queryable, runId: string, attemptId: string): Promise<boolean> {
+  const result = await db.query(
+    `update runs set status = 'accepted', current_attempt_id = null, lease_owner = null, lease_expires_at = null, updated_at = now(), version = version + 1
+      where id = $1 and current_attempt_id = $2 and status = 'running'`,
+    [runId, attemptId],
+  );
+  return result.rowCount === 1;
+}
+
+export async function endAttempt(db: Queryable, attemptId: string, outcome: string, charged: boolean): Promise<void> {
+  await db.query(`update run_attempts set ended_at = coalesce(ended_at, now()), outcome = coalesce(outcome, $2), charged = charged or $3 where id = $1`, [attemptId, outcome, charged]);
+}
+
+/**
+ * expire_leases: runs whose lease passed lose their attempt (charged). Below max_attempts they
+ * are accepted again and continue from their last checkpoint; at max_attempts they are
+ * returned for the caller to fail. Bounded per pass; SKIP LOCKED keeps replicas apart.
+ */
+export async function expireLeases(db: Queryable, limit: number): Promise<{ requeued: RunRow[]; exhausted: RunRow[] }> {
+  const result = await db.query(
+    `with expired as (
+       select id, current_attempt_id from runs where status = 'running' and lease_expires_at < now()
+        order by lease_expires_at limit $1 for update skip locked
+     ), ended as (
+       update run_attempts a set ended_at = now(), outcome = 'expired', charged = true from expired e where a.id = e.current_attempt_id
+     )
+     update runs r set charged_attempts = r.charged_attempts + 1,
+            status = case when r.charged_attempts + 1 >= r.max_attempts then 'running' else 'accepted' end,
+            current_attempt_id = case when r.charged_attempts + 1 >= r.max_attempts then r.current_attempt_id else null end,
+            lease_owner = null, lease_expires_at = case when r.charged_attempts + 1 >= r.max_attempts then r.lease_expires_at else null end,
+            updated_at = now(), version = r.version + 1
+       from expired e where r.id = e.id returning r.*`,
+    [limit],
+  );
+  const rows = result.rows.map(mapRun);
+  return { requeued: rows.filter((r) => r.status === 'accepted'), exhausted: rows.filter((r) => r.status === 'running') };
+}
+
+/** Records a cancel request; returns the run as it is now (null when absent). */
+export async function requestRunCancel(db: Queryable, runId: string): Promise<RunRow | null> {
+  const result = await db.query(
+    `update runs set cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now(), version = version + 1
+      where id = $1 and sealed_at is null returning *`,
+    [runId],
+  );
+  return result.rows[0] ? mapRun(result.rows[0]) : null;
+}

@@ -1,0 +1,128 @@
+import { toIso, type Queryable } from '../db/index.js';
+
+export type RunStatus = 'accepted' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+export const SEALED_STATUSES: readonly RunStatus[] = ['waiting', 'completed', 'failed', 'cancelled'];
+
+export interface RunRow {
+  id: string;
+  workspace_id: string;
+  session_id: string;
+  thread_id: string;
+  agent_id: string;
+  agent_revision_id: string;
+  revision_selection: string;
+  status: RunStatus;
+  wait_reason: string | null;
+  trigger: string;
+  lineage: string;
+  parent_run_id: string | null;
+  source_entry_id: string | null;
+  principal_id: string | null;
+  resumed_by_id: string | null;
+  attempts: number;
+  charged_attempts: number;
+  max_attempts: number;
+  current_attempt_id: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  created_at: string;
+  started_at: string | null;
+  sealed_at: string | null;
+  cancel_requested_at: string | null;
+  updated_at: string;
+  display_position: string;
+  labels: Record<string, string>;
+  input: Record<string, unknown>;
+  output: unknown;
+  failure: { code: string; message: string } | null;
+  environment_mounts: unknown[];
+  memory_mounts: unknown[];
+  options: Record<string, unknown>;
+  config: Record<string, unknown>;
+  pending: { approvals: unknown[]; calls: unknown[] } | null;
+  resume: Record<string, unknown> | null;
+  usage: { requests: number; input_tokens: number; output_tokens: number };
+  usage_at_seal: Record<string, unknown> | null;
+  checkpoint_seq: number;
+  checkpoint_key: string | null;
+  next_ordinal: number;
+  version: number;
+}
+
+export const mapRun = (row: Record<string, unknown>): RunRow => {
+  const out = { ...row } as Record<string, unknown>;
+  for (const key of ['created_at', 'started_at', 'sealed_at', 'cancel_requested_at', 'updated_at', 'lease_expires_at']) out[key] = toIso(row[key]);
+  return out as unknown as RunRow;
+};
+
+const INTERNAL = ['charged_attempts', 'lease_owner', 'lease_expires_at', 'config', 'usage', 'checkpoint_seq', 'checkpoint_key', 'next_ordinal'] as const;
+
+/** The API view of a run (spec 2.5): internal bookkeeping (lease, checkpoint pointer) is left out. */
+export function runView(run: RunRow): Record<string, unknown> {
+  const view: Record<string, unknown> = { ...run };
+  for (const key of INTERNAL) delete view[key];
+  view.pending = run.pending ?? { approvals: [], calls: [] };
+  return view;
+}
+
+export async function insertRun(
+  db: Queryable,
+  row: Pick<RunRow, 'id' | 'workspace_id' | 'session_id' | 'thread_id' | 'agent_id' | 'agent_revision_id' | 'revision_selection' | 'trigger' | 'lineage' | 'parent_run_id' | 'source_entry_id' | 'principal_id' | 'max_attempts' | 'labels' | 'input' | 'options' | 'config' | 'resume'> & { checkpoint_key?: string | null; checkpoint_seq?: number; next_ordinal?: number },
+): Promise<RunRow> {
+  const result = await db.query(
+    `insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
+       parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal)
+     values ($1, $2, $3, $4, $5, $6, $7, 'accepted', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) returning *`,
+    [
+      row.id, row.workspace_id, row.session_id, row.thread_id, row.agent_id, row.agent_revision_id, row.revision_selection, row.trigger, row.lineage,
+      row.parent_run_id, row.source_entry_id, row.principal_id, row.max_attempts, JSON.stringify(row.labels), JSON.stringify(row.input),
+      JSON.stringify(row.options), JSON.stringify(row.config), row.resume === null ? null : JSON.stringify(row.resume),
+      row.checkpoint_key ?? null, row.checkpoint_seq ?? 0, row.next_ordinal ?? 1,
+    ],
+  );
+  return mapRun(result.rows[0]);
+}
+
+export async function getRun(db: Queryable, workspaceId: string, id: string): Promise<RunRow | null> {
+  const result = await db.query(`select * from runs where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  return result.rows[0] ? mapRun(result.rows[0]) : null;
+}
+
+export async function getRunById(db: Queryable, id: string): Promise<RunRow | null> {
+  const result = await db.query(`select * from runs where id = $1`, [id]);
+  return result.rows[0] ? mapRun(result.rows[0]) : null;
+}
+
+export async function listRuns(db: Queryable, workspaceId: string, filter: { thread_id?: string | undefined; status?: string | undefined; after?: string | undefined; limit: number }): Promise<RunRow[]> {
+  const result = await db.query(
+    `select * from runs where workspace_id = $1 and ($2::text is null or thread_id = $2) and ($3::text is null or status = $3)
+        and ($4::text is null or id > $4) order by id limit $5`,
+    [workspaceId, filter.thread_id ?? null, filter.status ?? null, filter.after ?? null, filter.limit],
+  );
+  return result.rows.map(mapRun);
+}
+
+/** Optimistic labels update (PATCH /runs/{id}): null when the version moved on. */
+export async function updateRunLabels(db: Queryable, workspaceId: string, id: string, version: number, labels: Record<string, string>): Promise<RunRow | null> {
+  const result = await db.query(
+    `update runs set labels = $4, version = version + 1, updated_at = now() where workspace_id = $1 and id = $2 and version = $3 returning *`,
+    [workspaceId, id, version, JSON.stringify(labels)],
+  );
+  return result.rows[0] ? mapRun(result.rows[0]) : null;
+}
+
+/**
+ * The run and its ancestors, nearest first (spec 4 row 6): parent_run_id links resumes to the
+ * waiting run and forks to their origin run, so one walk crosses fork origins. `skip` pages.
+ */
+export async function runLineage(db: Queryable, workspaceId: string, runId: string, skip: number, limit: number): Promise<RunRow[]> {
+  const result = await db.query(
+    `with recursive chain as (
+       select r.*, 0 as depth from runs r where r.workspace_id = $1 and r.id = $2
+       union all
+       select p.*, c.depth + 1 from runs p join chain c on p.id = c.parent_run_id and p.workspace_id = c.workspace_id where c.depth < 10000
+     ) select * from chain order by depth offset $3 limit $4`,
+    [workspaceId, runId, skip, limit],
+  );
+  return result.rows.map(mapRun);
+}

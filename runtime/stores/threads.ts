@@ -1,0 +1,110 @@
+import { toIso, type Queryable } from '../db/index.js';
+
+export interface Thread {
+  id: string;
+  workspace_id: string;
+  session_id: string;
+  labels: Record<string, string>;
+  current_run_id: string | null;
+  last_run_id: string | null;
+  origin: string;
+  origin_run_id: string | null;
+  origin_thread_id: string | null;
+  origin_tool_call_id: string | null;
+  subagent: string | null;
+  mcp_headers: Record<string, Record<string, string>>;
+  message_history: Array<Record<string, unknown>>;
+  archived_at: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export interface ThreadRow extends Thread {
+  next_position: number;
+}
+
+export const mapThread = (row: Record<string, unknown>): ThreadRow => ({
+  id: row.id as string,
+  workspace_id: row.workspace_id as string,
+  session_id: row.session_id as string,
+  labels: row.labels as Record<string, string>,
+  current_run_id: (row.current_run_id as string | null) ?? null,
+  last_run_id: (row.last_run_id as string | null) ?? null,
+  origin: row.origin as string,
+  origin_run_id: (row.origin_run_id as string | null) ?? null,
+  origin_thread_id: (row.origin_thread_id as string | null) ?? null,
+  origin_tool_call_id: (row.origin_tool_call_id as string | null) ?? null,
+  subagent: (row.subagent as string | null) ?? null,
+  mcp_headers: row.mcp_headers as Record<string, Record<string, string>>,
+  message_history: row.message_history as Array<Record<string, unknown>>,
+  archived_at: toIso(row.archived_at),
+  created_at: toIso(row.created_at)!,
+  updated_at: toIso(row.updated_at)!,
+  version: row.version as number,
+  next_position: row.next_position as number,
+});
+
+/** The API view (the position counter is internal). */
+export function threadView(thread: ThreadRow): Thread {
+  const { next_position: _internal, ...view } = thread;
+  return view;
+}
+
+export async function insertThread(
+  db: Queryable,
+  row: { id: string; workspace_id: string; session_id: string; labels: Record<string, string>; origin?: string; origin_run_id?: string | null; origin_thread_id?: string | null; message_history?: unknown[] },
+): Promise<ThreadRow> {
+  const result = await db.query(
+    `insert into threads (id, workspace_id, session_id, labels, origin, origin_run_id, origin_thread_id, message_history)
+     values ($1, $2, $3, $4, $5, $6, $7, $8) returning *`,
+    [row.id, row.workspace_id, row.session_id, JSON.stringify(row.labels), row.origin ?? 'new', row.origin_run_id ?? null, row.origin_thread_id ?? null, JSON.stringify(row.message_history ?? [])],
+  );
+  return mapThread(result.rows[0]);
+}
+
+export async function getThread(db: Queryable, workspaceId: string, id: string): Promise<ThreadRow | null> {
+  const result = await db.query(`select * from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  return result.rows[0] ? mapThread(result.rows[0]) : null;
+}
+
+/**
+ * Locks the thread row for the rest of the transaction. Every write to a thread's inbox, its
+ * current run and its history happens under this lock (the thread actor's single-writer
+ * rule across processes): two processes never interleave writes to one thread.
+ */
+export async function lockThread(db: Queryable, workspaceId: string, id: string): Promise<ThreadRow | null> {
+  const result = await db.query(`select * from threads where workspace_id = $1 and id = $2 for update`, [workspaceId, id]);
+  return result.rows[0] ? mapThread(result.rows[0]) : null;
+}
+
+export async function listThreads(db: Queryable, workspaceId: string, sessionId: string, page: { after?: string | undefined; limit: number }): Promise<ThreadRow[]> {
+  const result = await db.query(
+    `select * from threads where workspace_id = $1 and session_id = $2 and ($3::text is null or id > $3) order by id limit $4`,
+    [workspaceId, sessionId, page.after ?? null, page.limit],
+  );
+  return result.rows.map(mapThread);
+}
+
+/** Takes `count` consecutive inbox positions (caller holds the thread lock). */
+export async function takePositions(db: Queryable, threadId: string, count: number): Promise<number> {
+  const result = await db.query<{ first: number }>(
+    `update threads set next_position = next_position + $2 where id = $1 returning next_position - $2 as first`,
+    [threadId, count],
+  );
+  return result.rows[0]!.first;
+}
+
+/** Sets which run holds the thread (caller holds the thread lock). */
+export async function setThreadRuns(db: Queryable, threadId: string, current: string | null, last?: string): Promise<void> {
+  await db.query(
+    `update threads set current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1 where id = $1`,
+    [threadId, current, last ?? null],
+  );
+}
+
+/** Appends a sealed run's messages to the thread's conversation (caller holds the thread lock). */
+export async function appendThreadHistory(db: Queryable, threadId: string, messages: unknown[]): Promise<void> {
+  if (messages.length === 0) return;
+  await db.query(`update threads set message_history = message_history || $2::jsonb where id = $1`, [threadId, JSON.stringify(messages)]);
+}

@@ -1,0 +1,2 @@
+export * from './stream-event.js';
+export * from './stream-bus.js';
