@@ -15,3 +15,4 @@ const startWorker: RoleStarter = async (services: Services, _server: HttpServer)
 /** Starters of the worker host (worker and all roles). */
 export const workerStarters: RoleStarter[] = [startWorker];
 export { readItems, type ItemsQuery } from './runs/index.js';
+export { expireLeasesPass, advanceThreadsPass } from './sweeps/index.js';

@@ -1,5 +1,5 @@
 import type { Services, StreamBus } from '../../runtime/index.js';
-import type { ThreadActors } from '../threads/thread-actors.js';
+import type { ThreadActors } from './thread-actors.js';
 
 /** What the thread operations and the worker host share in one process. */
 export interface EngineContext {

@@ -1,5 +1,5 @@
 import { createStreamBus, type Services } from '../../runtime/index.js';
-import { ThreadActors } from '../threads/thread-actors.js';
+import { ThreadActors } from './thread-actors.js';
 import type { EngineContext } from './engine-context.js';
 
 // One engine per process (per Services): the API and the worker host of an `all` process must

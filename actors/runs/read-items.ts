@@ -8,7 +8,7 @@ import {
   type Services,
   type StreamBus,
 } from '../../runtime/index.js';
-import { decodePage } from '../worker/display-pages.js';
+import { decodePage } from '../worker/index.js';
 
 export interface ItemsQuery {
   before?: number | undefined;

@@ -16,7 +16,7 @@ import {
   type RunRow,
   type ThreadRow,
 } from '../../runtime/index.js';
-import { CHANNEL_STEER, type EngineContext } from '../engine/engine-context.js';
+import { CHANNEL_STEER, type EngineContext } from '../engine/index.js';
 import { startRunForEntry } from './start-run.js';
 import { ThreadEvents } from './thread-events.js';
 

@@ -1,3 +1,2 @@
-export { ThreadActors } from './thread-actors.js';
 export { enqueueInput, withdrawEntry, type InputRequest, type ThreadResult } from './inbox-operations.js';
 export { advanceThread, cancelRun, sealAndAdvance } from './run-operations.js';

@@ -15,7 +15,7 @@ import {
   type SealChange,
   type ThreadRow,
 } from '../../runtime/index.js';
-import { CHANNEL_RUN_CANCEL, type EngineContext } from '../engine/engine-context.js';
+import { CHANNEL_RUN_CANCEL, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
 import { failEntry, startRunForEntry } from './start-run.js';
 import { ThreadEvents } from './thread-events.js';

@@ -11,8 +11,8 @@ import {
   type RunRow,
   type ThreadRow,
 } from '../../runtime/index.js';
-import { CHANNEL_RUN_ACCEPTED } from '../engine/engine-context.js';
-import { effectiveConfig, type RunOptions } from '../engine/run-options.js';
+import { CHANNEL_RUN_ACCEPTED } from '../engine/index.js';
+import { effectiveConfig, type RunOptions } from '../engine/index.js';
 
 export interface StartedRun {
   run: RunRow;

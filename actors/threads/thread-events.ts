@@ -1,5 +1,5 @@
 import { entryView, runView, threadView, type InboxEntry, type RunRow, type StreamEvent, type ThreadRow } from '../../runtime/index.js';
-import type { EngineContext } from '../engine/engine-context.js';
+import type { EngineContext } from '../engine/index.js';
 
 /** Collects a thread operation's stream events; they are published after the transaction commits. */
 export class ThreadEvents {

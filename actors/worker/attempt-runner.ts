@@ -11,8 +11,8 @@ import {
   type RunRow,
 } from '../../runtime/index.js';
 import type { AttemptMessage, AttemptStart, DoneMessage } from '../attempt/index.js';
-import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/engine-context.js';
-import { sealAndAdvance } from '../threads/run-operations.js';
+import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/index.js';
+import { sealAndAdvance } from '../threads/index.js';
 import { packDisplayPages, PAGE_ITEMS } from './display-pages.js';
 import { LiveTail } from './live-tail.js';
 import { prepareAttempt } from './prepare-attempt.js';

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { claimRuns, createProviderRegistry, ID_PREFIX, newId, randomWorkerId, type Services, type Stoppable } from '../../runtime/index.js';
 import { ATTEMPT_TASK_FILE } from '../attempt/index.js';
-import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext } from '../engine/engine-context.js';
+import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { NotificationListener } from './notification-listener.js';
 

@@ -108,3 +108,16 @@ export async function appendThreadHistory(db: Queryable, threadId: string, messa
   if (messages.length === 0) return;
   await db.query(`update threads set message_history = message_history || $2::jsonb where id = $1`, [threadId, JSON.stringify(messages)]);
 }
+
+/** advance_threads: idle threads that have pending input, oldest input first (bounded). */
+export async function idleThreadsWithPendingInput(db: Queryable, limit: number): Promise<Array<{ workspace_id: string; id: string }>> {
+  const result = await db.query<{ workspace_id: string; id: string }>(
+    `select t.workspace_id, t.id from threads t
+      where t.current_run_id is null
+        and exists (select 1 from inbox_entries e where e.thread_id = t.id and e.status = 'pending')
+      order by (select min(e.created_at) from inbox_entries e where e.thread_id = t.id and e.status = 'pending')
+      limit $1`,
+    [limit],
+  );
+  return result.rows;
+}

@@ -1,0 +1,90 @@
+// The attempt's typed view of the agent configuration (spec 2.4, with the run's overrides
+// already applied by the host). The host hands it over as free-form JSON; only the fields the
+// agent loop reads are typed here, every other field passes untouched. A configuration that
+// does not fit fails the attempt with `invalid_config` instead of failing somewhere deep in
+// the loop.
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+export const PERMISSIONS = ['allow', 'ask', 'deny', 'inherit'] as const;
+export const Permission = Type.Union(PERMISSIONS.map((p) => Type.Literal(p)));
+export type Permission = Static<typeof Permission>;
+
+export const OutputVariant = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  description: Type.Optional(Type.String()),
+  schema: Type.Optional(JsonObject),
+  resources: Type.Optional(JsonObject),
+});
+export type OutputVariant = Static<typeof OutputVariant>;
+
+export const OutputSpec = Type.Object({
+  name: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  schema: Type.Optional(JsonObject),
+  resources: Type.Optional(JsonObject),
+  variants: Type.Optional(Type.Array(OutputVariant)),
+});
+export type OutputSpec = Static<typeof OutputSpec>;
+
+/** Per-tool settings inside a toolset (`toolsets.<name>.tools.<tool>`). */
+export const ToolSettings = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  permission: Type.Optional(Permission),
+});
+export type ToolSettings = Static<typeof ToolSettings>;
+
+export const ToolsetConfig = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  config: Type.Optional(JsonObject),
+  tools: Type.Optional(Type.Record(Type.String(), ToolSettings)),
+});
+export type ToolsetConfig = Static<typeof ToolsetConfig>;
+
+export const ClientTool = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  description: Type.Optional(Type.String()),
+  instruction: Type.Optional(Type.String()),
+  metadata: Type.Optional(JsonObject),
+  parameters_json_schema: Type.Optional(JsonObject),
+  permission: Type.Optional(Permission),
+});
+export type ClientTool = Static<typeof ClientTool>;
+
+export const AgentConfig = Type.Object({
+  instructions: Type.Optional(Type.String()),
+  model_settings: Type.Optional(JsonObject),
+  output_spec: Type.Optional(Type.Union([OutputSpec, Type.Null()])),
+  retries: Type.Optional(
+    Type.Object({
+      output: Type.Optional(Type.Integer({ minimum: 0 })),
+      tools: Type.Optional(Type.Integer({ minimum: 0 })),
+    }),
+  ),
+  toolsets: Type.Optional(Type.Record(Type.String(), ToolsetConfig)),
+  client_tools: Type.Optional(Type.Array(ClientTool)),
+  user_questions: Type.Optional(Type.Boolean()),
+});
+export type AgentConfig = Static<typeof AgentConfig>;
+
+/** Defaults where the configuration is silent (spec 2.4 gives no values). */
+export const DEFAULT_OUTPUT_RETRIES = 1;
+export const DEFAULT_TOOL_RETRIES = 3;
+
+export type ConfigResult = { ok: true; config: AgentConfig } | { ok: false; message: string };
+
+export function readAgentConfig(raw: unknown): ConfigResult {
+  if (Value.Check(AgentConfig, raw)) return { ok: true, config: raw };
+  const first = Value.Errors(AgentConfig, raw).First();
+  return { ok: false, message: `invalid agent configuration at ${first?.path || '/'}: ${first?.message ?? 'invalid'}` };
+}
+
+export function outputRetries(config: AgentConfig): number {
+  return config.retries?.output ?? DEFAULT_OUTPUT_RETRIES;
+}
+
+export function toolRetries(config: AgentConfig): number {
+  return config.retries?.tools ?? DEFAULT_TOOL_RETRIES;
+}

@@ -1,0 +1,226 @@
+// The agent loop of one attempt. Each pass looks at the state and does the one next thing:
+// report the accepted answer, hand off on drain, answer open tool calls (or wait for them),
+// or send the next model request. Checkpoints are taken at step boundaries: after each model
+// response, and after the tool results of a response. A checkpoint carries every item emitted
+// before it, so a later attempt continues after them and never emits them again.
+import type { ModelRequest, RequestToolCall } from '../../runtime/providers/model-adapters/index.js';
+import { outputRetries, toolRetries } from './agent-config.js';
+import { CheckpointError, StateCodec, adoptForSuccessor, initialState, type AgentState, type Pending } from './agent-state.js';
+import type { AttemptPort } from './attempt-port.js';
+import type { AttemptStart, DoneMessage } from './attempt-protocol.js';
+import type { AttemptSetup } from './attempt-setup.js';
+import { assistantMessage, contentParts, unansweredCalls, userMessage } from './conversation.js';
+import { ItemWriter } from './item-writer.js';
+import { modelCaller, runModelTurn, type ModelCaller } from './model-turn.js';
+import { reaskMessage } from './output-spec.js';
+import { settleToolCalls, waitReason } from './tool-settlement.js';
+
+type Outcome = DoneMessage | undefined;
+
+export class AgentLoop {
+  private readonly items: ItemWriter;
+  private readonly codec = new StateCodec();
+  private readonly caller: ModelCaller;
+  private state: AgentState;
+  private seq: number;
+  /** Something changed since the last checkpoint (items, messages). */
+  private dirty = false;
+  /** Steer entries incorporated since the last checkpoint. */
+  private steered: string[] = [];
+
+  constructor(
+    private readonly start: AttemptStart,
+    private readonly port: AttemptPort,
+    private readonly setup: AttemptSetup,
+  ) {
+    this.seq = start.checkpoint_seq;
+    this.items = new ItemWriter((m) => port.post(m), start.next_ordinal);
+    const caller = modelCaller(start.model, { timeout_ms: start.limits.model_timeout_ms, items: this.items, signal: port.signal, usage: { requests: 0, input_tokens: 0, output_tokens: 0 } });
+    if (!caller) throw new Error(`no adapter for model API "${start.model.api}"`); // prepareAttempt refuses such starts
+    this.caller = caller;
+    this.state = initialState(start);
+  }
+
+  async run(): Promise<DoneMessage> {
+    try {
+      this.load();
+    } catch (err) {
+      if (err instanceof CheckpointError) return this.failed('checkpoint_invalid', err.message);
+      throw err;
+    }
+    for (;;) {
+      const outcome = await this.advance();
+      if (outcome) return outcome;
+    }
+  }
+
+  /** Continues from the checkpoint, or begins the run with its input as the first item. */
+  private load(): void {
+    if (this.start.checkpoint) {
+      const saved = this.codec.decode(this.start.checkpoint);
+      // Ordinals continue where the host says (start.next_ordinal), not where the state was written.
+      this.state = saved.run_id === this.start.run.id ? { ...saved, pending: null } : adoptForSuccessor(saved, this.start);
+    } else if (this.start.resume) {
+      // A successor started without its predecessor's checkpoint: the thread history ends with
+      // the waiting run's messages (its open calls), and the resume batch answers them. The
+      // batch's own input is the new user message, not run.input.
+      this.state = adoptForSuccessor(initialState(this.start), this.start);
+    } else {
+      this.appendUser(contentParts(this.start.run.input.content), {});
+    }
+    // The run's usage lives in the state, so it survives attempts; the caller counts into it.
+    this.caller.usage = this.state.usage;
+  }
+
+  private async advance(): Promise<Outcome> {
+    if (this.port.signal.aborted) return this.done('cancelled');
+    if (this.state.final) return this.completed(this.state.final.output);
+    if (this.port.draining) return this.handoff();
+    const open = unansweredCalls(this.state.messages);
+    if (open.length > 0) return this.settle(open);
+    if (this.state.queued_input) {
+      this.appendUser(this.state.queued_input, {});
+      this.state.queued_input = null;
+    }
+    this.applySteers();
+    return this.modelStep();
+  }
+
+  private async settle(open: readonly RequestToolCall[]): Promise<Outcome> {
+    const { state, items } = this;
+    this.dirty = true;
+    const pending = await settleToolCalls({ state, items, catalog: this.setup.catalog, signal: this.port.signal, now: () => new Date() }, open);
+    if (this.port.signal.aborted) return this.done('cancelled');
+    if (pending) return this.waiting(pending);
+    if (state.tool_errors > toolRetries(this.setup.config)) {
+      return this.failed('tool_retries_exhausted', `${state.tool_errors} consecutive tool calls failed (retries.tools is ${toolRetries(this.setup.config)})`);
+    }
+    this.checkpoint();
+    return undefined;
+  }
+
+  private async modelStep(): Promise<Outcome> {
+    const max = this.start.limits.max_requests;
+    // Checked before sending: the request that would exceed max_usage.requests is never made.
+    if (max !== null && this.state.usage.requests + 1 > max) {
+      return this.failed('max_requests_exceeded', `the run reached its limit of ${max} model requests`);
+    }
+    this.dirty = true;
+    const result = await runModelTurn(this.caller, this.request());
+    if (!result.ok) {
+      if (this.port.signal.aborted || result.error.code === 'cancelled') return this.done('cancelled');
+      return this.failed(`model_${result.error.code}`, result.error.message);
+    }
+    const { text, calls } = result.output;
+    this.state.steps += 1;
+    this.state.messages.push(assistantMessage(text, calls));
+    if (calls.length === 0) {
+      const refused = this.acceptAnswer(text);
+      if (refused) return refused;
+    }
+    this.checkpoint();
+    return undefined;
+  }
+
+  /** Final answer: accepted (state.final), re-asked, or failed when re-asks are used up. */
+  private acceptAnswer(text: string): Outcome {
+    const checker = this.setup.output;
+    if (!checker) {
+      this.state.final = { output: text };
+      return undefined;
+    }
+    const check = checker.check(text);
+    if (check.ok) {
+      this.items.emit('output', { output: check.output });
+      this.state.final = { output: check.output };
+      return undefined;
+    }
+    const allowed = outputRetries(this.setup.config);
+    if (this.state.output_retries >= allowed) return this.failed('output_invalid', `the final answer was rejected: ${check.problem}`);
+    this.state.output_retries += 1;
+    this.items.emit('notice', { code: 'output_invalid', message: check.problem, retry: this.state.output_retries, of: allowed });
+    this.state.messages.push(userMessage(reaskMessage(check.problem)));
+    return undefined;
+  }
+
+  private request(): ModelRequest {
+    const { config, catalog, output } = this.setup;
+    const request: ModelRequest = {
+      model: this.start.model.model,
+      messages: this.state.messages,
+      settings: { ...this.start.model.settings, ...config.model_settings },
+    };
+    const instructions = [config.instructions, output?.instructions].filter((s): s is string => !!s).join('\n\n');
+    if (instructions) request.instructions = instructions;
+    if (catalog.size > 0) request.tools = catalog.modelTools();
+    return request;
+  }
+
+  private applySteers(): void {
+    for (const entry of this.port.takeSteers()) {
+      // The host may hand an entry over again after a restart; it joins the conversation once.
+      if (this.state.incorporated_steer_ids.includes(entry.id)) continue;
+      this.appendUser(contentParts(entry.content), { entry_id: entry.id });
+      this.state.incorporated_steer_ids.push(entry.id);
+      this.steered.push(entry.id);
+    }
+  }
+
+  private appendUser(parts: ReturnType<typeof contentParts>, extra: Record<string, unknown>): void {
+    // An empty user message would only make vendors refuse the request.
+    if (parts.length === 0) return;
+    this.items.emit('user_message', { content: parts, ...extra });
+    this.state.messages.push(userMessage(parts));
+    this.dirty = true;
+  }
+
+  private checkpoint(): void {
+    // The host commits every item below next_ordinal with this checkpoint: none may be open.
+    if (this.items.openCount > 0) throw new Error(`checkpoint with ${this.items.openCount} open items`);
+    this.state.next_ordinal = this.items.nextOrdinal;
+    this.seq += 1;
+    this.port.post({
+      type: 'checkpoint',
+      seq: this.seq,
+      state: this.codec.encode(this.state),
+      next_ordinal: this.items.nextOrdinal,
+      usage: { ...this.state.usage },
+      incorporated_entry_ids: this.steered,
+    });
+    this.steered = [];
+    this.dirty = false;
+  }
+
+  private checkpointIfDirty(): void {
+    if (this.dirty || this.steered.length > 0) this.checkpoint();
+  }
+
+  private completed(output: unknown): DoneMessage {
+    this.checkpointIfDirty();
+    return { ...this.done('completed'), output, history_append: this.historyAppend() };
+  }
+
+  private waiting(pending: Pending): DoneMessage {
+    // The wait is committed with its checkpoint: a successor continues from exactly this state.
+    this.state.pending = pending;
+    this.checkpoint();
+    return { ...this.done('waiting'), wait_reason: waitReason(pending), pending, history_append: this.historyAppend() };
+  }
+
+  private handoff(): DoneMessage {
+    this.checkpointIfDirty();
+    return this.done('handoff');
+  }
+
+  private failed(code: string, message: string): DoneMessage {
+    return { ...this.done('failed'), failure: { code, message } };
+  }
+
+  private done(outcome: DoneMessage['outcome']): DoneMessage {
+    return { type: 'done', outcome, usage: { ...this.state.usage } };
+  }
+
+  private historyAppend(): DoneMessage['history_append'] {
+    return this.state.messages.slice(this.state.history_start) as unknown as NonNullable<DoneMessage['history_append']>;
+  }
+}

@@ -1,0 +1,126 @@
+// The attempt protocol: typed messages between the worker host (main thread, owns PostgreSQL,
+// Redis and the object store) and an attempt (a Piscina task in a worker thread, which owns
+// none of them). Every message is a TypeBox union tagged by `type`; errors cross the thread
+// boundary as {code, message}. The attempt is finished by its terminal `done` message, never
+// by the task promise alone (the promise can resolve before the last port messages are read).
+import { Type, type Static } from '@sinclair/typebox';
+
+const Json = Type.Unknown();
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+/** A conversation message, as the model adapters take it (runtime/providers/model-adapters ModelMessage). */
+export const HistoryMessage = JsonObject;
+
+export const ItemKind = Type.Union([
+  Type.Literal('user_message'),
+  Type.Literal('text_message'),
+  Type.Literal('reasoning'),
+  Type.Literal('tool_call'),
+  Type.Literal('tool_result'),
+  Type.Literal('output'),
+  Type.Literal('notice'),
+]);
+export type ItemKind = Static<typeof ItemKind>;
+
+export const ItemBody = Type.Object({ id: Type.String(), kind: ItemKind, content: JsonObject });
+export type ItemBody = Static<typeof ItemBody>;
+
+export const ModelTarget = Type.Object({
+  api: Type.String(),
+  base_url: Type.String(),
+  api_key: Type.Optional(Type.String()),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  aws: Type.Optional(JsonObject),
+  /** The vendor's model name. */
+  model: Type.String(),
+  settings: JsonObject,
+});
+export type ModelTarget = Static<typeof ModelTarget>;
+
+/** Host → attempt: everything the attempt needs; it reads nothing else. */
+export const AttemptStart = Type.Object({
+  type: Type.Literal('start'),
+  run: Type.Object({
+    id: Type.String(),
+    workspace_id: Type.String(),
+    thread_id: Type.String(),
+    attempt_id: Type.String(),
+    attempt_number: Type.Integer(),
+    input: JsonObject,
+    options: JsonObject,
+  }),
+  /** The agent configuration with the run's overrides applied (spec 2.4 shape). */
+  config: JsonObject,
+  model: ModelTarget,
+  /** The thread's conversation before this run (from earlier runs). */
+  history: Type.Array(HistoryMessage),
+  /** The last committed checkpoint (msgpack), or null on the first attempt. */
+  checkpoint: Type.Union([Type.Uint8Array(), Type.Null()]),
+  checkpoint_seq: Type.Integer(),
+  /** First ordinal this attempt may use (continues after the committed items). */
+  next_ordinal: Type.Integer({ minimum: 1 }),
+  /** Resume batch (successor runs of a waiting run), stored verbatim on the run. */
+  resume: Type.Union([JsonObject, Type.Null()]),
+  limits: Type.Object({ max_requests: Type.Union([Type.Integer(), Type.Null()]), model_timeout_ms: Type.Integer() }),
+});
+export type AttemptStart = Static<typeof AttemptStart>;
+
+export const SteerEntry = Type.Object({ id: Type.String(), content: Type.Array(JsonObject) });
+export type SteerEntry = Static<typeof SteerEntry>;
+
+/** Host → attempt while it runs. */
+export const HostMessage = Type.Union([
+  /** Stop at once (cancel): abort the model stream, answer done cancelled. */
+  Type.Object({ type: Type.Literal('cancel') }),
+  /** Drain: finish the current step, send its checkpoint, answer done handoff. */
+  Type.Object({ type: Type.Literal('drain') }),
+  /** Steer entries joining the run before its next model request. */
+  Type.Object({ type: Type.Literal('steer'), entries: Type.Array(SteerEntry) }),
+]);
+export type HostMessage = Static<typeof HostMessage>;
+
+export const Usage = Type.Object({
+  requests: Type.Integer(),
+  input_tokens: Type.Integer(),
+  output_tokens: Type.Integer(),
+});
+export type Usage = Static<typeof Usage>;
+
+export const Failure = Type.Object({ code: Type.String(), message: Type.String() });
+export type Failure = Static<typeof Failure>;
+
+export const PendingCall = Type.Object({ tool_call_id: Type.String(), tool_name: Type.String(), arguments: JsonObject, presentation: JsonObject });
+export type PendingCall = Static<typeof PendingCall>;
+
+/** Attempt → host. */
+export const AttemptMessage = Type.Union([
+  Type.Object({ type: Type.Literal('item.started'), ordinal: Type.Integer(), item: ItemBody }),
+  Type.Object({ type: Type.Literal('item.delta'), ordinal: Type.Integer(), delta: Type.Object({ text: Type.Optional(Type.String()), arguments: Type.Optional(Type.String()) }) }),
+  Type.Object({ type: Type.Literal('item.completed'), ordinal: Type.Integer(), item: ItemBody }),
+  /**
+   * A step boundary: the host commits every item with ordinal < next_ordinal together with
+   * this checkpoint in one transaction. All those items must have been completed.
+   */
+  Type.Object({
+    type: Type.Literal('checkpoint'),
+    seq: Type.Integer({ minimum: 1 }),
+    state: Type.Uint8Array(),
+    next_ordinal: Type.Integer({ minimum: 1 }),
+    usage: Usage,
+    /** Steer entries this checkpoint incorporated (their incorporated_checkpoint_seq = seq). */
+    incorporated_entry_ids: Type.Array(Type.String()),
+  }),
+  Type.Object({
+    type: Type.Literal('done'),
+    outcome: Type.Union([Type.Literal('completed'), Type.Literal('failed'), Type.Literal('cancelled'), Type.Literal('waiting'), Type.Literal('handoff')]),
+    output: Type.Optional(Json),
+    failure: Type.Optional(Failure),
+    wait_reason: Type.Optional(Type.Union([Type.Literal('approval'), Type.Literal('client_tool'), Type.Literal('user_question')])),
+    pending: Type.Optional(Type.Object({ approvals: Type.Array(PendingCall), calls: Type.Array(PendingCall) })),
+    /** Messages this run adds to the thread's history (on completed / waiting). */
+    history_append: Type.Optional(Type.Array(HistoryMessage)),
+    usage: Usage,
+  }),
+]);
+export type AttemptMessage = Static<typeof AttemptMessage>;
+export type DoneMessage = Extract<AttemptMessage, { type: 'done' }>;

@@ -1,0 +1,41 @@
+// Everything an attempt derives from its start message before the loop runs: the typed
+// configuration, the tool catalog and the structured-output checker. A start that cannot run
+// (bad configuration, unknown model API, invalid output schema) fails here with a code, before
+// any item is emitted.
+import { Value } from '@sinclair/typebox/value';
+import { isModelApi } from '../../runtime/providers/model-adapters/index.js';
+import { readAgentConfig, type AgentConfig } from './agent-config.js';
+import { AttemptStart, type Failure } from './attempt-protocol.js';
+import { createSchemaCompiler } from './json-schema.js';
+import { compileOutputSpec, type OutputChecker } from './output-spec.js';
+import { buildToolCatalog, type ToolCatalog } from './tools/index.js';
+
+export interface AttemptSetup {
+  config: AgentConfig;
+  catalog: ToolCatalog;
+  output: OutputChecker | null;
+}
+
+export type SetupResult = { ok: true; setup: AttemptSetup } | { ok: false; failure: Failure };
+
+export function prepareAttempt(start: AttemptStart): SetupResult {
+  if (!Value.Check(AttemptStart, start)) {
+    const first = Value.Errors(AttemptStart, start).First();
+    return fail('invalid_start', `invalid start message at ${first?.path || '/'}: ${first?.message ?? 'invalid'}`);
+  }
+  if (!isModelApi(start.model.api)) return fail('model_unsupported_api', `no adapter for model API "${start.model.api}"`);
+  const read = readAgentConfig(start.config);
+  if (!read.ok) return fail('invalid_config', read.message);
+  const compiler = createSchemaCompiler();
+  let output: OutputChecker | null;
+  try {
+    output = compileOutputSpec(read.config.output_spec, compiler);
+  } catch (err) {
+    return fail('invalid_config', `invalid output_spec schema: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return { ok: true, setup: { config: read.config, catalog: buildToolCatalog(read.config, compiler), output } };
+}
+
+function fail(code: string, message: string): SetupResult {
+  return { ok: false, failure: { code, message } };
+}

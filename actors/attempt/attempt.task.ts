@@ -1,0 +1,38 @@
+// The attempt as a Piscina task (DESIGN.md "Attempt"). The host passes the start message and a
+// MessagePort (also in Piscina's transferList); the task posts AttemptMessages on the port and
+// resolves only after its terminal `done`. It never opens PostgreSQL, Redis or the object store:
+// it imports the model adapters and nothing of runtime/index.ts (which would pull pg and
+// ioredis into every worker thread).
+import type { MessagePort } from 'node:worker_threads';
+import { AgentLoop } from './agent-loop.js';
+import { AttemptPort } from './attempt-port.js';
+import type { AttemptStart, DoneMessage } from './attempt-protocol.js';
+import { prepareAttempt } from './attempt-setup.js';
+
+export interface AttemptTask {
+  start: AttemptStart;
+  port: MessagePort;
+}
+
+export default async function runAttempt({ start, port }: AttemptTask): Promise<void> {
+  const attemptPort = new AttemptPort(port);
+  try {
+    attemptPort.post(await finish(start, attemptPort));
+  } finally {
+    attemptPort.release();
+  }
+}
+
+async function finish(start: AttemptStart, port: AttemptPort): Promise<DoneMessage> {
+  const usage = { requests: 0, input_tokens: 0, output_tokens: 0 };
+  try {
+    const prepared = prepareAttempt(start);
+    if (!prepared.ok) return { type: 'done', outcome: 'failed', failure: prepared.failure, usage };
+    return await new AgentLoop(start, port, prepared.setup).run();
+  } catch (err) {
+    // A bug in the loop: the run fails with `internal` instead of leaving the host waiting
+    // for a `done` that never comes. Only the message crosses over, never a stack.
+    const detail = err instanceof Error ? err.message : String(err);
+    return { type: 'done', outcome: 'failed', failure: { code: 'internal', message: `the attempt failed unexpectedly: ${detail}` }, usage };
+  }
+}

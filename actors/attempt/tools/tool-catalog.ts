@@ -1,0 +1,124 @@
+// The tools one attempt offers the model: server tools of the enabled toolsets, the agent's
+// client tools, and `ask_user` when user questions are on. Names the model sees are unique
+// (a later tool whose name is taken gets a numeric suffix), so a call always resolves to
+// exactly one tool; a name the catalog does not know is answered with an error result.
+import type { ModelTool } from '../../../runtime/providers/model-adapters/index.js';
+import type { AgentConfig, ClientTool, ToolsetConfig } from '../agent-config.js';
+import type { SchemaCheck, SchemaCompiler } from '../json-schema.js';
+import { resolvePermission, type EffectivePermission } from '../permissions.js';
+import { toolsetFactory } from './toolset-registry.js';
+import type { ServerTool } from './tool-types.js';
+
+export const ASK_USER_TOOL = 'ask_user';
+
+export type ToolKind = 'server' | 'client' | 'user_question';
+
+export interface CatalogEntry {
+  /** The name the model sees and calls; unique in the catalog. */
+  exposed_name: string;
+  /** The tool's own name, under which a client tool is reported to the client. */
+  name: string;
+  kind: ToolKind;
+  description: string;
+  parameters: Record<string, unknown>;
+  permission: EffectivePermission;
+  /** Shown with a pending approval or call so a person or client can act on it. */
+  presentation: Record<string, unknown>;
+  /** Server tools only. */
+  execute?: ServerTool['execute'];
+  /** Undefined when the tool has no usable schema (then any object is accepted). */
+  check?: SchemaCheck | undefined;
+}
+
+export class ToolCatalog {
+  private readonly entries = new Map<string, CatalogEntry>();
+
+  constructor(private readonly compiler: SchemaCompiler) {}
+
+  get(exposedName: string): CatalogEntry | undefined {
+    return this.entries.get(exposedName);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  modelTools(): ModelTool[] {
+    return [...this.entries.values()].map((e) => ({ name: e.exposed_name, description: e.description, parameters: e.parameters }));
+  }
+
+  add(entry: Omit<CatalogEntry, 'exposed_name' | 'check'>): void {
+    let exposed = entry.name;
+    for (let n = 2; this.entries.has(exposed); n++) exposed = `${entry.name}_${n}`;
+    this.entries.set(exposed, { ...entry, exposed_name: exposed, check: this.compileSafe(entry.parameters) });
+  }
+
+  private compileSafe(schema: Record<string, unknown>): SchemaCheck | undefined {
+    try {
+      return this.compiler.compile(schema);
+    } catch {
+      // A tool whose schema ajv rejects still works; the tool or client checks its input.
+      return undefined;
+    }
+  }
+}
+
+export function buildToolCatalog(config: AgentConfig, compiler: SchemaCompiler): ToolCatalog {
+  const catalog = new ToolCatalog(compiler);
+  for (const [name, toolset] of Object.entries(config.toolsets ?? {})) addToolset(catalog, name, toolset);
+  for (const tool of config.client_tools ?? []) addClientTool(catalog, tool);
+  if (config.user_questions) addAskUser(catalog);
+  return catalog;
+}
+
+function addToolset(catalog: ToolCatalog, name: string, toolset: ToolsetConfig): void {
+  // Toolsets this build does not provide (web, environment, …) are skipped, not fatal: the
+  // model simply does not see their tools.
+  const factory = toolsetFactory(name);
+  if (!toolset.enabled || !factory) return;
+  const settings = toolset.config ?? {};
+  for (const tool of factory(settings)) {
+    const own = toolset.tools?.[tool.name];
+    if (own?.enabled === false) continue;
+    catalog.add({
+      name: tool.name,
+      kind: 'server',
+      description: tool.description,
+      parameters: tool.parameters,
+      permission: resolvePermission(own?.permission ?? tool.permission, settings.permission),
+      presentation: { toolset: name, description: tool.description },
+      execute: tool.execute,
+    });
+  }
+}
+
+function addClientTool(catalog: ToolCatalog, tool: ClientTool): void {
+  const description = [tool.description, tool.instruction].filter((s) => !!s).join('\n\n');
+  catalog.add({
+    name: tool.name,
+    kind: 'client',
+    description,
+    parameters: tool.parameters_json_schema ?? { type: 'object', properties: {} },
+    permission: resolvePermission(tool.permission, undefined),
+    presentation: {
+      ...(tool.description ? { description: tool.description } : {}),
+      ...(tool.instruction ? { instruction: tool.instruction } : {}),
+      ...(tool.metadata ? { metadata: tool.metadata } : {}),
+    },
+  });
+}
+
+function addAskUser(catalog: ToolCatalog): void {
+  catalog.add({
+    name: ASK_USER_TOOL,
+    kind: 'user_question',
+    description: 'Asks the user a question and waits for the answer. Use it only when you cannot continue without the information.',
+    parameters: {
+      type: 'object',
+      properties: { question: { type: 'string' }, choices: { type: 'array', items: { type: 'string' } } },
+      required: ['question'],
+    },
+    permission: 'allow',
+    presentation: {},
+  });
+}

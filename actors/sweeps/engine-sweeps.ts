@@ -1,0 +1,36 @@
+import { expireLeases, idleThreadsWithPendingInput } from '../../runtime/index.js';
+import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/index.js';
+import { advanceThread, sealAndAdvance } from '../threads/index.js';
+
+const BATCH = 100;
+
+/**
+ * expire_leases (spec 1.4): ends attempts whose lease expired. Below worker.max_attempts the
+ * run is accepted again and continues from its last checkpoint on any worker (woken by
+ * NOTIFY); at max_attempts it fails with failure code attempts_exhausted. Idempotent and
+ * bounded; replicas skip each other's rows (SKIP LOCKED in expireLeases).
+ */
+export async function expireLeasesPass(context: EngineContext): Promise<{ requeued: number; failed: number }> {
+  const { pool, logger } = context.services;
+  const { requeued, exhausted } = await expireLeases(pool, BATCH);
+  for (const run of requeued) {
+    await pool.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, run.id]);
+    await context.bus.publish(run.thread_id, [{ type: 'run.status', run_id: run.id, status: 'accepted', run: { id: run.id, status: 'accepted', attempts: run.attempts } }]);
+  }
+  let failed = 0;
+  for (const run of exhausted) {
+    const message = `the run's attempts kept ending without finishing (${run.charged_attempts} of ${run.max_attempts} charged attempts used)`;
+    const sealed = await sealAndAdvance(context, run, run.current_attempt_id, { status: 'failed', failure: { code: 'attempts_exhausted', message }, usage: run.usage }, []);
+    if (sealed) failed++;
+  }
+  if (requeued.length + failed > 0) logger.info({ requeued: requeued.length, failed }, 'expire_leases');
+  return { requeued: requeued.length, failed };
+}
+
+/** advance_threads (spec 1.4): starts the next queued input of idle threads. */
+export async function advanceThreadsPass(context: EngineContext): Promise<number> {
+  const threads = await idleThreadsWithPendingInput(context.services.pool, BATCH);
+  let started = 0;
+  for (const thread of threads) if (await advanceThread(context, thread.workspace_id, thread.id)) started++;
+  return started;
+}

@@ -1,0 +1,1 @@
+export { expireLeasesPass, advanceThreadsPass } from './engine-sweeps.js';

@@ -1,0 +1,142 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startModelServer, type ModelScript, type ModelServer } from '../../../bench/model-server.js';
+import { runCliProcess } from '../../support/cli.js';
+import { createTestDatabase, query, type TestDatabase } from '../../support/database.js';
+import { apiKeyClient, login, seedOrganization, type Client } from '../../support/identity.js';
+import { spawnService, type ServiceProcess } from '../../support/processes.js';
+import { until } from '../../support/run-fixture.js';
+
+// Real processes: one control process (API and sweeps) and worker processes sharing one
+// database and Redis; workers are killed with SIGKILL or frozen with SIGSTOP mid-run.
+const test = suite('actors/run-engine/crash-recovery');
+let db: TestDatabase;
+let model: ModelServer;
+let control: ServiceProcess;
+const workers: ServiceProcess[] = [];
+let client: Client;
+let agentId: string;
+let sessionId: string;
+const scripts: ModelScript[][] = [];
+let env: Record<string, string>;
+
+const pidOf = (leaseOwner: string) => Number(leaseOwner.split('_')[1]);
+const workerByPid = (pid: number) => workers.find((w) => w.child.pid === pid)!;
+
+async function newThread(): Promise<string> {
+  return (await client.post(`/api/v1/sessions/${sessionId}/threads`, {})).body.id;
+}
+async function post(threadId: string, text: string): Promise<string> {
+  const r = await client.post(`/api/v1/threads/${threadId}/inbox`, { agent_id: agentId, payload: { content: [{ type: 'text', text }] } }, { 'idempotency-key': `${threadId}-${text}` });
+  assert.is(r.status, 201, JSON.stringify(r.body));
+  return r.body.run.id;
+}
+async function runRow(runId: string) {
+  return (await query<any>(db.url, 'select * from runs where id = $1', [runId]))[0];
+}
+async function addWorker(): Promise<ServiceProcess> {
+  const worker = await spawnService('worker', env);
+  workers.push(worker);
+  return worker;
+}
+
+test.before(async () => {
+  db = await createTestDatabase('crash');
+  model = await startModelServer({ script: () => scripts[0]?.shift() });
+  env = {
+    SVC_DATABASE__URL: db.url,
+    SVC_KV__URL: 'redis://127.0.0.1:6379',
+    SVC_KV__KEY_PREFIX: `crash-${db.name}:`,
+    SVC_WORKER__AUTHORITY_SECONDS: '2',
+    SVC_WORKER__POLL_SECONDS: '1',
+    SVC_WORKER__MAX_ATTEMPTS: '3',
+    SVC_CONTROL__SCAN_SECONDS: '1',
+    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
+    SVC_AUTH__RATE_LIMIT_PER_MINUTE: '0',
+  };
+  const migrated = await runCliProcess(['migrate'], { env: { SVC_DATABASE__URL: db.url } });
+  assert.is(migrated.code, 0, migrated.stderr);
+  control = await spawnService('control', env);
+  const base = `http://127.0.0.1:${control.port}`;
+  const seeded = await seedOrganization(db.url);
+  client = (await apiKeyClient(await login(base, seeded.admin.email, seeded.admin.password, seeded.workspace_id))).client;
+  const provider = await client.post('/api/v1/model-providers', { type: 'openai', name: 'local', config: { base_url: model.url }, credential: { api_key: 'k' } });
+  await client.post('/api/v1/models', { key: 'fast', provider_id: provider.body.id, model: 'mock-model', api: 'openai-chat' });
+  agentId = (await client.post('/api/v1/agents', { name: 'crashy', config: { model: 'fast', toolsets: { utilities: { enabled: true, config: {}, tools: {} } } } })).body.id;
+  sessionId = (await client.post('/api/v1/sessions', {})).body.id;
+  await addWorker();
+  await addWorker();
+});
+test.after(async () => {
+  for (const p of [...workers, control]) p?.kill('SIGKILL');
+  await model?.close();
+  await db?.drop();
+});
+
+test('kill -9 of the worker executing a run mid-stream: the run finishes on the other worker from its last checkpoint', async () => {
+  scripts.push([
+    { type: 'tool_calls', calls: [{ id: 'call_1', name: 'echo', arguments: '{"text":"checkpointed"}' }] },
+    { type: 'hang', after: ['this part ', 'is lost '] },
+    { type: 'text', text: ['finished ', 'elsewhere'] },
+  ]);
+  const before = model.requests.length;
+  const runId = await post(await newThread(), 'crash me');
+  await until(() => model.requests.length, (n) => n >= before + 2);
+  const owner = (await runRow(runId)).lease_owner as string;
+  const victim = workerByPid(pidOf(owner));
+  victim.kill('SIGKILL');
+  await victim.exited;
+  const done = await until(() => runRow(runId), (r) => r.status === 'completed' || r.status === 'failed', 30_000);
+  assert.is(done.status, 'completed', JSON.stringify(done.failure));
+  assert.is(done.attempts, 2);
+  assert.is(done.output, 'finished elsewhere');
+  assert.is.not(pidOf(done.lease_owner ?? 'x_0') , pidOf(owner));
+  const items = (await client.get(`/api/v1/runs/${runId}/items?limit=500`)).body.items as Array<{ ordinal: number; kind: string; content: any }>;
+  assert.equal(items.map((i) => i.ordinal), items.map((_, i) => i + 1), 'gap-free, no duplicates');
+  assert.is(items.filter((i) => i.kind === 'tool_call').length, 1, 'the committed tool call is not repeated');
+  assert.is(items.filter((i) => i.kind === 'tool_result').length, 1);
+  assert.not.ok(JSON.stringify(items).includes('this part'), 'the uncommitted tail of the dead attempt is discarded');
+  const attempts = await query<{ outcome: string; charged: boolean }>(db.url, 'select outcome, charged from run_attempts where run_id = $1 order by number', [runId]);
+  assert.equal(attempts.map((a) => a.outcome), ['expired', 'completed']);
+  scripts.shift();
+  workers.splice(workers.indexOf(victim), 1);
+  await addWorker();
+});
+
+test('SIGSTOP a worker past its lease, then SIGCONT: its writes are refused', async () => {
+  scripts.push([{ type: 'hang', after: ['stalled '] }, { type: 'text', text: 'answered by the live worker' }]);
+  const before = model.requests.length;
+  const runId = await post(await newThread(), 'freeze me');
+  await until(() => model.requests.length, (n) => n >= before + 1);
+  const frozen = workerByPid(pidOf((await runRow(runId)).lease_owner));
+  frozen.kill('SIGSTOP');
+  const done = await until(() => runRow(runId), (r) => r.status === 'completed', 30_000);
+  const snapshot = await query(db.url, 'select ordinal, id, content from run_items where run_id = $1 order by ordinal', [runId]);
+  frozen.kill('SIGCONT');
+  await until(() => frozen.output(), (o) => o.includes('lease lost'), 15_000);
+  assert.equal(await query(db.url, 'select ordinal, id, content from run_items where run_id = $1 order by ordinal', [runId]), snapshot);
+  const after = await runRow(runId);
+  assert.is(after.status, 'completed');
+  assert.is(after.output, 'answered by the live worker');
+  assert.is(after.version, done.version, 'the zombie changed nothing');
+  scripts.shift();
+});
+
+test('a run whose workers keep dying fails after worker.max_attempts with a failure code', async () => {
+  scripts.push(Array.from({ length: 5 }, () => ({ type: 'hang' as const })));
+  const runId = await post(await newThread(), 'doomed');
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const row = await until(() => runRow(runId), (r) => r.status === 'running' && r.attempts === attempt && r.lease_owner, 30_000);
+    await until(() => model.requests.filter((r) => JSON.stringify(r.body).includes('doomed')).length, (n) => n >= attempt, 15_000);
+    const victim = workerByPid(pidOf(row.lease_owner));
+    victim.kill('SIGKILL');
+    await victim.exited;
+    workers.splice(workers.indexOf(victim), 1);
+    await addWorker();
+  }
+  const failed = await until(() => runRow(runId), (r) => r.status === 'failed', 30_000);
+  assert.is(failed.failure.code, 'attempts_exhausted');
+  assert.is(failed.attempts, 3);
+});
+
+test.run();
