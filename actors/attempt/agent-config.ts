@@ -53,6 +53,41 @@ export const ClientTool = Type.Object({
 });
 export type ClientTool = Static<typeof ClientTool>;
 
+/** Risk levels a reviewer assigns, in increasing order (reviewer-verdict.ts ranks them). */
+export const RISK_LEVELS = ['none', 'low', 'medium', 'high', 'critical'] as const;
+export const RiskLevel = Type.Union(RISK_LEVELS.map((r) => Type.Literal(r)));
+export type RiskLevel = Static<typeof RiskLevel>;
+
+/** What a flagged call gets: refused, or put before a person (the run's approval wait). */
+export const OnFlagged = Type.Union([Type.Literal('deny'), Type.Literal('ask')]);
+export type OnFlagged = Static<typeof OnFlagged>;
+
+/** What a call gets when the reviewer fails (error, timeout, unparseable verdict, no model). */
+export const OnReviewError = Type.Union([Type.Literal('deny'), Type.Literal('ask'), Type.Literal('allow')]);
+export type OnReviewError = Static<typeof OnReviewError>;
+
+export const ReviewerRule = Type.Object({
+  on_flagged: Type.Optional(OnFlagged),
+  risk_threshold: Type.Optional(RiskLevel),
+});
+export type ReviewerRule = Static<typeof ReviewerRule>;
+
+/** `reviewer` (spec 2.4); defaults live in reviewer-verdict.ts. */
+export const ReviewerConfig = Type.Object({
+  instruction: Type.Optional(Type.String()),
+  /** A model key of the workspace; the host resolves it (start.reviewer_model). */
+  model: Type.Optional(Type.String()),
+  model_settings: Type.Optional(JsonObject),
+  on_error: Type.Optional(OnReviewError),
+  on_flagged: Type.Optional(OnFlagged),
+  risk_threshold: Type.Optional(RiskLevel),
+  /** By tool name or `toolset.tool`. */
+  rules: Type.Optional(Type.Record(Type.String(), ReviewerRule)),
+  shell_instruction: Type.Optional(Type.String()),
+  timeout_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
+});
+export type ReviewerConfig = Static<typeof ReviewerConfig>;
+
 export const AgentConfig = Type.Object({
   instructions: Type.Optional(Type.String()),
   model_settings: Type.Optional(JsonObject),
@@ -66,6 +101,7 @@ export const AgentConfig = Type.Object({
   toolsets: Type.Optional(Type.Record(Type.String(), ToolsetConfig)),
   client_tools: Type.Optional(Type.Array(ClientTool)),
   user_questions: Type.Optional(Type.Boolean()),
+  reviewer: Type.Optional(Type.Union([ReviewerConfig, Type.Null()])),
 });
 export type AgentConfig = Static<typeof AgentConfig>;
 

@@ -89,7 +89,8 @@ export class AgentLoop {
   private async settle(open: readonly RequestToolCall[]): Promise<Outcome> {
     const { state, items } = this;
     this.dirty = true;
-    const pending = await settleToolCalls({ state, items, catalog: this.setup.catalog, signal: this.port.signal, now: () => new Date() }, open);
+    const { catalog, reviewer } = this.setup;
+    const pending = await settleToolCalls({ state, items, catalog, reviewer, signal: this.port.signal, now: () => new Date() }, open);
     if (this.port.signal.aborted) return this.done('cancelled');
     if (pending) return this.waiting(pending);
     if (state.tool_errors > toolRetries(this.setup.config)) {

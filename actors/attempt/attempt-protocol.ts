@@ -19,6 +19,8 @@ export const ItemKind = Type.Union([
   Type.Literal('tool_result'),
   Type.Literal('output'),
   Type.Literal('notice'),
+  /** A reviewer's verdict on one tool call (reviewer.ts), so a UI can show why it was denied. */
+  Type.Literal('review'),
 ]);
 export type ItemKind = Static<typeof ItemKind>;
 
@@ -52,6 +54,13 @@ export const AttemptStart = Type.Object({
   /** The agent configuration with the run's overrides applied (spec 2.4 shape). */
   config: JsonObject,
   model: ModelTarget,
+  /**
+   * The reviewer's model (config.reviewer.model resolved by the host). Absent: the reviewer
+   * uses `model`. Null: it could not be resolved (reviewer_model_error says why); the attempt
+   * still runs and every review follows reviewer.on_error.
+   */
+  reviewer_model: Type.Optional(Type.Union([ModelTarget, Type.Null()])),
+  reviewer_model_error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
   /** The thread's conversation before this run (from earlier runs). */
   history: Type.Array(HistoryMessage),
   /** The last committed checkpoint (msgpack), or null on the first attempt. */
@@ -83,6 +92,8 @@ export const Usage = Type.Object({
   requests: Type.Integer(),
   input_tokens: Type.Integer(),
   output_tokens: Type.Integer(),
+  /** Reviewer model requests (their tokens are in input/output_tokens; they are not in `requests`). */
+  review_requests: Type.Optional(Type.Integer()),
 });
 export type Usage = Static<typeof Usage>;
 

@@ -8,12 +8,15 @@ import { readAgentConfig, type AgentConfig } from './agent-config.js';
 import { AttemptStart, type Failure } from './attempt-protocol.js';
 import { createSchemaCompiler } from './json-schema.js';
 import { compileOutputSpec, type OutputChecker } from './output-spec.js';
+import { reviewerSetup, type ReviewerSetup } from './reviewer.js';
 import { buildToolCatalog, type ToolCatalog } from './tools/index.js';
 
 export interface AttemptSetup {
   config: AgentConfig;
   catalog: ToolCatalog;
   output: OutputChecker | null;
+  /** Null without config.reviewer. An unusable reviewer model is not fatal: reviews follow on_error. */
+  reviewer: ReviewerSetup | null;
 }
 
 export type SetupResult = { ok: true; setup: AttemptSetup } | { ok: false; failure: Failure };
@@ -33,7 +36,8 @@ export function prepareAttempt(start: AttemptStart): SetupResult {
   } catch (err) {
     return fail('invalid_config', `invalid output_spec schema: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return { ok: true, setup: { config: read.config, catalog: buildToolCatalog(read.config, compiler), output } };
+  const reviewer = reviewerSetup(read.config, start);
+  return { ok: true, setup: { config: read.config, catalog: buildToolCatalog(read.config, compiler), output, reviewer } };
 }
 
 function fail(code: string, message: string): SetupResult {

@@ -3,11 +3,17 @@
 // client result from the resume batch), executed (server tool, allowed or approved), or left
 // pending (needs an approval, or a client / the user must answer). Every answer is a
 // tool_result item plus a tool message; the pending ones of one response form one wait.
+// With a reviewer configured, a call that would run or leave the attempt is judged first
+// (tool-review.ts): denied calls are answered with the reviewer's reason, flagged ones may
+// join the approval wait.
 import type { RequestToolCall } from '../../runtime/providers/model-adapters/index.js';
 import type { DoneMessage, PendingCall } from './attempt-protocol.js';
 import type { AgentState, Pending } from './agent-state.js';
 import { parseCallArguments, toolMessage, type ToolOutcome } from './conversation.js';
 import type { ItemWriter } from './item-writer.js';
+import type { ReviewerSetup } from './reviewer.js';
+import { denialMessage, type ReviewRecord } from './reviewer-verdict.js';
+import { needsReview, reviewCall } from './tool-review.js';
 import { ToolError, type CatalogEntry, type ToolCatalog } from './tools/index.js';
 
 export interface SettleContext {
@@ -16,13 +22,15 @@ export interface SettleContext {
   items: ItemWriter;
   signal: AbortSignal;
   now: () => Date;
+  /** Null (or absent) when the configuration has no reviewer. */
+  reviewer?: ReviewerSetup | null;
 }
 
 type Decision =
   /** `counts`: whether the answer is a tool error for retries.tools (a refusal by policy or person is not). */
   | { type: 'answer'; outcome: ToolOutcome; counts: boolean }
   | { type: 'execute'; entry: CatalogEntry; args: Record<string, unknown> }
-  | { type: 'approval'; entry: CatalogEntry; args: Record<string, unknown> }
+  | { type: 'approval'; entry: CatalogEntry; args: Record<string, unknown>; review?: ReviewRecord }
   | { type: 'call'; entry: CatalogEntry; args: Record<string, unknown> };
 
 /** Answers what it can; returns what is left pending (null when every call is answered). */
@@ -30,7 +38,8 @@ export async function settleToolCalls(ctx: SettleContext, calls: readonly Reques
   const pending: Pending = { approvals: [], calls: [] };
   for (const call of calls) {
     if (ctx.signal.aborted) return null; // the loop sees the abort and answers cancelled
-    const decision = decide(ctx.state, ctx.catalog, call);
+    const decision = await reviewed(ctx, call, decide(ctx.state, ctx.catalog, call));
+    if (!decision) return null; // cancelled during the review
     switch (decision.type) {
       case 'answer':
         answer(ctx, call, decision.outcome, decision.counts);
@@ -39,7 +48,7 @@ export async function settleToolCalls(ctx: SettleContext, calls: readonly Reques
         answer(ctx, call, await execute(ctx, decision.entry, decision.args), true);
         break;
       case 'approval':
-        pending.approvals.push(pendingCall(call, decision.entry, decision.args));
+        pending.approvals.push(pendingCall(call, decision.entry, decision.args, decision.review));
         break;
       case 'call':
         pending.calls.push(pendingCall(call, decision.entry, decision.args));
@@ -78,6 +87,29 @@ function decide(state: AgentState, catalog: ToolCatalog, call: RequestToolCall):
   return entry.kind === 'server' ? { type: 'execute', entry, args } : { type: 'call', entry, args };
 }
 
+/** The decision after the reviewer's verdict (unchanged when the call is not reviewed); undefined on cancel. */
+async function reviewed(ctx: SettleContext, call: RequestToolCall, decision: Decision): Promise<Decision | undefined> {
+  if (decision.type === 'answer') return decision;
+  const gate = { reviewer: ctx.reviewer ?? null, state: ctx.state, items: ctx.items, signal: ctx.signal };
+  if (!needsReview(gate, call, decision.entry)) return decision;
+  const review = await reviewCall(gate, call, decision.entry, decision.args);
+  if (!review) return undefined;
+  switch (review.decision) {
+    case 'allowed':
+      // The reviewer adds a check; it never lifts the tool's own `ask` permission.
+      return decision.type === 'approval' ? { ...decision, review } : decision;
+    case 'denied':
+      // A refusal, like a policy denial: it does not count against retries.tools.
+      return { type: 'answer', outcome: { error: denialMessage(review) }, counts: false };
+    case 'approval_required':
+      return { type: 'approval', entry: decision.entry, args: decision.args, review };
+    default: {
+      const unreachable: never = review.decision;
+      throw new Error(`unknown review decision ${String(unreachable)}`);
+    }
+  }
+}
+
 async function execute(ctx: SettleContext, entry: CatalogEntry, args: Record<string, unknown>): Promise<ToolOutcome> {
   if (!entry.execute) return { error: `tool "${entry.name}" cannot run here` };
   try {
@@ -99,8 +131,10 @@ function answer(ctx: SettleContext, call: RequestToolCall, outcome: ToolOutcome,
   else ctx.state.tool_errors = 0;
 }
 
-function pendingCall(call: RequestToolCall, entry: CatalogEntry, args: Record<string, unknown>): PendingCall {
+function pendingCall(call: RequestToolCall, entry: CatalogEntry, args: Record<string, unknown>, review?: ReviewRecord): PendingCall {
   const presentation: Record<string, unknown> = { ...entry.presentation, kind: entry.kind };
+  // The approver sees what the reviewer thought (or that it failed).
+  if (review) presentation.review = { risk: review.risk, reason: review.reason, ...(review.error !== undefined ? { error: review.error } : {}) };
   if (entry.kind === 'user_question') Object.assign(presentation, { question: args.question, ...(args.choices ? { choices: args.choices } : {}) });
   return { tool_call_id: call.id, tool_name: entry.name, arguments: args, presentation };
 }

@@ -131,7 +131,11 @@ export class AttemptRunner {
     const outcome = await commitStep(
       this.context.services,
       { runId: this.run.id, threadId: this.run.thread_id, attemptId: this.attemptId, seq: message.seq, state: message.state, nextOrdinal: message.next_ordinal, usage: message.usage, items, incorporatedEntryIds: message.incorporated_entry_ids },
-      (tx, key) => insertOutboxRow(tx, { kind: 'checkpoint_cleanup', workspace_id: this.run.workspace_id, payload: { object_key: key } }).then(() => undefined),
+      // A run only cleans up its own checkpoints: a successor starts from its waiting
+      // predecessor's checkpoint object, which stays with the predecessor.
+      async (tx, key) => {
+        if (key.startsWith(`runs/${this.run.id}/`)) await insertOutboxRow(tx, { kind: 'checkpoint_cleanup', workspace_id: this.run.workspace_id, payload: { key } });
+      },
     );
     if (!outcome.ok) return this.loseLease();
     this.tail.markCommitted(message.next_ordinal);

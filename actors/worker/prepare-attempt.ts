@@ -3,10 +3,11 @@ import {
   getThread,
   resolveModelForRun,
   type ProviderRegistry,
+  type ResolvedModel,
   type RunRow,
   type Services,
 } from '../../runtime/index.js';
-import type { AttemptStart } from '../attempt/index.js';
+import type { AttemptStart, ModelTarget } from '../attempt/index.js';
 
 const MODEL_TIMEOUT_MS = 120_000;
 
@@ -21,6 +22,7 @@ export async function prepareAttempt(services: Services, registry: ProviderRegis
   const resolved = await resolveModelForRun(services.pool, services.keyring, registry, run.workspace_id, modelKey, {
     policy: { allowedHttpOrigins: services.config.providers.allowed_http_origins },
   });
+  const reviewer = await resolveReviewerModel(services, registry, run, modelKey);
   let checkpoint: Uint8Array | null = null;
   if (run.checkpoint_key) {
     checkpoint = await services.objects.get(run.checkpoint_key);
@@ -32,15 +34,8 @@ export async function prepareAttempt(services: Services, registry: ProviderRegis
     type: 'start',
     run: { id: run.id, workspace_id: run.workspace_id, thread_id: run.thread_id, attempt_id: run.current_attempt_id!, attempt_number: run.attempts, input: run.input, options: run.options },
     config,
-    model: {
-      api: resolved.api,
-      base_url: resolved.base_url,
-      ...(resolved.api_key !== undefined ? { api_key: resolved.api_key } : {}),
-      ...(resolved.headers ? { headers: resolved.headers } : {}),
-      ...(resolved.aws ? { aws: resolved.aws as unknown as Record<string, unknown> } : {}),
-      model: resolved.model.model,
-      settings: resolved.model.settings,
-    },
+    model: modelTarget(resolved),
+    ...reviewer,
     history: thread?.message_history ?? [],
     checkpoint,
     checkpoint_seq: run.checkpoint_seq,
@@ -48,4 +43,36 @@ export async function prepareAttempt(services: Services, registry: ProviderRegis
     resume: run.resume,
     limits: { max_requests: maxRequests, model_timeout_ms: MODEL_TIMEOUT_MS },
   };
+}
+
+function modelTarget(resolved: ResolvedModel): ModelTarget {
+  return {
+    api: resolved.api,
+    base_url: resolved.base_url,
+    ...(resolved.api_key !== undefined ? { api_key: resolved.api_key } : {}),
+    ...(resolved.headers ? { headers: resolved.headers } : {}),
+    ...(resolved.aws ? { aws: resolved.aws as unknown as Record<string, unknown> } : {}),
+    model: resolved.model.model,
+    settings: resolved.model.settings,
+  };
+}
+
+/**
+ * The reviewer's own model (config.reviewer.model), when it names another model than the run's;
+ * nothing when it does not (the attempt then reviews with the run's model). A model that cannot
+ * be used (missing, disabled, refused endpoint) does not stop the run: the attempt gets null and
+ * the reason, and every review follows reviewer.on_error.
+ */
+async function resolveReviewerModel(services: Services, registry: ProviderRegistry, run: RunRow, runModelKey: string): Promise<Pick<AttemptStart, 'reviewer_model' | 'reviewer_model_error'>> {
+  const key = (run.config.reviewer as { model?: unknown } | null | undefined)?.model;
+  if (typeof key !== 'string' || key === '' || key === runModelKey) return {};
+  try {
+    const resolved = await resolveModelForRun(services.pool, services.keyring, registry, run.workspace_id, key, {
+      policy: { allowedHttpOrigins: services.config.providers.allowed_http_origins },
+    });
+    return { reviewer_model: modelTarget(resolved) };
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err; // a database failure is not the reviewer's: the attempt cannot start
+    return { reviewer_model: null, reviewer_model_error: { code: err.code, message: err.message } };
+  }
 }

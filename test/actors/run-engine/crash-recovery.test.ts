@@ -17,7 +17,12 @@ const workers: ServiceProcess[] = [];
 let client: Client;
 let agentId: string;
 let sessionId: string;
-const scripts: ModelScript[][] = [];
+// Scripts by the run's input text (each test uses its own thread and input).
+const scripts = new Map<string, ModelScript[]>();
+const scriptFor = (body: any): ModelScript | undefined => {
+  const text = JSON.stringify((body?.messages ?? []).filter((m: { role: string }) => m.role === 'user'));
+  return [...scripts.entries()].find(([key]) => text.includes(key))?.[1].shift();
+};
 let env: Record<string, string>;
 
 const pidOf = (leaseOwner: string) => Number(leaseOwner.split('_')[1]);
@@ -27,7 +32,7 @@ async function newThread(): Promise<string> {
   return (await client.post(`/api/v1/sessions/${sessionId}/threads`, {})).body.id;
 }
 async function post(threadId: string, text: string): Promise<string> {
-  const r = await client.post(`/api/v1/threads/${threadId}/inbox`, { agent_id: agentId, payload: { content: [{ type: 'text', text }] } }, { 'idempotency-key': `${threadId}-${text}` });
+  const r = await client.post(`/api/v1/threads/${threadId}/inbox`, { agent_id: agentId, payload: { content: [{ type: 'text', text }] } }, { 'idempotency-key': `${threadId}-${text.replaceAll(' ', '-')}` });
   assert.is(r.status, 201, JSON.stringify(r.body));
   return r.body.run.id;
 }
@@ -42,7 +47,7 @@ async function addWorker(): Promise<ServiceProcess> {
 
 test.before(async () => {
   db = await createTestDatabase('crash');
-  model = await startModelServer({ script: () => scripts[0]?.shift() });
+  model = await startModelServer({ script: (request) => scriptFor(request.body) });
   env = {
     SVC_DATABASE__URL: db.url,
     SVC_KV__URL: 'redis://127.0.0.1:6379',
@@ -74,7 +79,7 @@ test.after(async () => {
 });
 
 test('kill -9 of the worker executing a run mid-stream: the run finishes on the other worker from its last checkpoint', async () => {
-  scripts.push([
+  scripts.set('crash me', [
     { type: 'tool_calls', calls: [{ id: 'call_1', name: 'echo', arguments: '{"text":"checkpointed"}' }] },
     { type: 'hang', after: ['this part ', 'is lost '] },
     { type: 'text', text: ['finished ', 'elsewhere'] },
@@ -82,6 +87,8 @@ test('kill -9 of the worker executing a run mid-stream: the run finishes on the 
   const before = model.requests.length;
   const runId = await post(await newThread(), 'crash me');
   await until(() => model.requests.length, (n) => n >= before + 2);
+  // the tool step is committed (checkpoint after the tool result) before the worker dies
+  await until(() => runRow(runId), (r) => r.next_ordinal >= 4);
   const owner = (await runRow(runId)).lease_owner as string;
   const victim = workerByPid(pidOf(owner));
   victim.kill('SIGKILL');
@@ -93,18 +100,17 @@ test('kill -9 of the worker executing a run mid-stream: the run finishes on the 
   assert.is.not(pidOf(done.lease_owner ?? 'x_0') , pidOf(owner));
   const items = (await client.get(`/api/v1/runs/${runId}/items?limit=500`)).body.items as Array<{ ordinal: number; kind: string; content: any }>;
   assert.equal(items.map((i) => i.ordinal), items.map((_, i) => i + 1), 'gap-free, no duplicates');
-  assert.is(items.filter((i) => i.kind === 'tool_call').length, 1, 'the committed tool call is not repeated');
+  assert.is(items.filter((i) => i.kind === 'tool_call').length, 1, `the committed tool call is not repeated: ${JSON.stringify(items.map((i) => [i.ordinal, i.kind, i.content]))}`);
   assert.is(items.filter((i) => i.kind === 'tool_result').length, 1);
   assert.not.ok(JSON.stringify(items).includes('this part'), 'the uncommitted tail of the dead attempt is discarded');
   const attempts = await query<{ outcome: string; charged: boolean }>(db.url, 'select outcome, charged from run_attempts where run_id = $1 order by number', [runId]);
   assert.equal(attempts.map((a) => a.outcome), ['expired', 'completed']);
-  scripts.shift();
   workers.splice(workers.indexOf(victim), 1);
   await addWorker();
 });
 
 test('SIGSTOP a worker past its lease, then SIGCONT: its writes are refused', async () => {
-  scripts.push([{ type: 'hang', after: ['stalled '] }, { type: 'text', text: 'answered by the live worker' }]);
+  scripts.set('freeze me', [{ type: 'hang', after: ['stalled '] }, { type: 'text', text: 'answered by the live worker' }]);
   const before = model.requests.length;
   const runId = await post(await newThread(), 'freeze me');
   await until(() => model.requests.length, (n) => n >= before + 1);
@@ -119,11 +125,10 @@ test('SIGSTOP a worker past its lease, then SIGCONT: its writes are refused', as
   assert.is(after.status, 'completed');
   assert.is(after.output, 'answered by the live worker');
   assert.is(after.version, done.version, 'the zombie changed nothing');
-  scripts.shift();
 });
 
 test('a run whose workers keep dying fails after worker.max_attempts with a failure code', async () => {
-  scripts.push(Array.from({ length: 5 }, () => ({ type: 'hang' as const })));
+  scripts.set('doomed', Array.from({ length: 5 }, () => ({ type: 'hang' as const })));
   const runId = await post(await newThread(), 'doomed');
   for (let attempt = 1; attempt <= 3; attempt++) {
     const row = await until(() => runRow(runId), (r) => r.status === 'running' && r.attempts === attempt && r.lease_owner, 30_000);
