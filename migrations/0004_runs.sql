@@ -87,6 +87,10 @@ create table runs (
   checkpoint_seq integer not null default 0,
   checkpoint_key text,
   next_ordinal integer not null default 1,
+  -- the thread's message_history length when the run started and after it sealed: a fork
+  -- continues from exactly the history the run had committed
+  history_start integer not null default 0,
+  history_end integer,
   version integer not null default 1,
   unique (workspace_id, id),
   foreign key (workspace_id, thread_id) references threads (workspace_id, id),

@@ -94,7 +94,7 @@ export async function reviewToolCall(setup: ReviewerSetup, call: ReviewCall, ctx
   ctx.usage.review_requests = (ctx.usage.review_requests ?? 0) + 1;
   let text = '';
   // One retry of a retryable failure that produced nothing; the deadline still bounds it.
-  for await (const event of streamModel(setup.model.api, setup.model.endpoint, reviewRequest(setup, call, ctx.messages), { signal, max_retries: 1 })) {
+  for await (const event of streamModel(setup.model.api, setup.model.endpoint, reviewRequest(setup.config, setup.model.target, call, ctx.messages), { signal, max_retries: 1 })) {
     switch (event.type) {
       case 'text_delta':
         text += event.text;
@@ -124,9 +124,7 @@ export async function reviewToolCall(setup: ReviewerSetup, call: ReviewCall, ctx
   return { ok: false, error: 'the reviewer model stream ended without a terminal event' };
 }
 
-function reviewRequest(setup: ReviewerSetup, call: ReviewCall, messages: readonly ModelMessage[]): ModelRequest {
-  const { config } = setup;
-  const target = setup.model!.target;
+function reviewRequest(config: ReviewerConfig, target: ModelTarget, call: ReviewCall, messages: readonly ModelMessage[]): ModelRequest {
   const shell = isShellLike(call.tool) ? config.shell_instruction : undefined;
   const instructions = [FRAMING, config.instruction, shell, VERDICT_FORMAT].filter((s): s is string => !!s).join('\n\n');
   const lines = [

@@ -6,7 +6,10 @@ import {
   getRun,
   getRunById,
   lockThread,
+  publishEvent,
   requestRunCancel,
+  runView,
+  setHistoryEnd,
   sealRun,
   setThreadRuns,
   updateEntry,
@@ -84,6 +87,9 @@ export function sealAndAdvance(
         }
       }
       await appendThreadHistory(tx, thread.id, history);
+      await setHistoryEnd(tx, done.id);
+      // the webhook event commits with the seal it announces
+      await publishEvent(tx, { workspace_id: done.workspace_id, type: `run.${change.status}`, data: { run: runView(done) } });
       if (change.status !== 'waiting') {
         await setThreadRuns(tx, thread.id, null, done.id);
         await advanceLocked(context, tx, { ...thread, current_run_id: null }, events);

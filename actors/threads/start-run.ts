@@ -4,7 +4,9 @@ import {
   ID_PREFIX,
   insertRun,
   newId,
+  publishEvent,
   resolveAgentRevision,
+  runView,
   setThreadRuns,
   updateEntry,
   type InboxEntry,
@@ -37,8 +39,9 @@ export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, ent
     agent_revision_id: revision.id,
     revision_selection: entry.agent_revision_id ? 'pinned' : 'default',
     trigger: 'input',
-    lineage: 'root',
-    parent_run_id: null,
+    // an entry created by a fork starts the fork's first run, continuing the origin run's lineage
+    lineage: entry.origin_run_id ? 'fork' : 'root',
+    parent_run_id: entry.origin_run_id,
     source_entry_id: entry.id,
     principal_id: entry.principal_id,
     max_attempts: maxAttempts,
@@ -51,6 +54,7 @@ export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, ent
   const assigned = await updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: run.id });
   await setThreadRuns(tx, thread.id, run.id);
   await tx.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, run.id]);
+  await publishEvent(tx, { workspace_id: run.workspace_id, type: 'run.accepted', data: { run: runView(run) } });
   return { run, entry: assigned };
 }
 

@@ -46,6 +46,8 @@ export interface RunRow {
   checkpoint_seq: number;
   checkpoint_key: string | null;
   next_ordinal: number;
+  history_start: number;
+  history_end: number | null;
   version: number;
 }
 
@@ -55,7 +57,7 @@ export const mapRun = (row: Record<string, unknown>): RunRow => {
   return out as unknown as RunRow;
 };
 
-const INTERNAL = ['charged_attempts', 'lease_owner', 'lease_expires_at', 'config', 'usage', 'checkpoint_seq', 'checkpoint_key', 'next_ordinal'] as const;
+const INTERNAL = ['charged_attempts', 'lease_owner', 'lease_expires_at', 'config', 'usage', 'checkpoint_seq', 'checkpoint_key', 'next_ordinal', 'history_start', 'history_end'] as const;
 
 /** The API view of a run (spec 2.5): internal bookkeeping (lease, checkpoint pointer) is left out. */
 export function runView(run: RunRow): Record<string, unknown> {
@@ -71,8 +73,10 @@ export async function insertRun(
 ): Promise<RunRow> {
   const result = await db.query(
     `insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
-       parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal)
-     values ($1, $2, $3, $4, $5, $6, $7, 'accepted', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) returning *`,
+       parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal,
+       history_start)
+     values ($1, $2, $3, $4, $5, $6, $7, 'accepted', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+       (select jsonb_array_length(message_history) from threads where id = $4)) returning *`,
     [
       row.id, row.workspace_id, row.session_id, row.thread_id, row.agent_id, row.agent_revision_id, row.revision_selection, row.trigger, row.lineage,
       row.parent_run_id, row.source_entry_id, row.principal_id, row.max_attempts, JSON.stringify(row.labels), JSON.stringify(row.input),
@@ -125,4 +129,18 @@ export async function runLineage(db: Queryable, workspaceId: string, runId: stri
     [workspaceId, runId, skip, limit],
   );
   return result.rows.map(mapRun);
+}
+
+/** Links a waiting run to its successor, at most once (RUNS.md invariant 7). */
+export async function setResumedBy(db: Queryable, runId: string, successorId: string): Promise<boolean> {
+  const result = await db.query(
+    `update runs set resumed_by_id = $2, updated_at = now(), version = version + 1 where id = $1 and status = 'waiting' and resumed_by_id is null`,
+    [runId, successorId],
+  );
+  return result.rowCount === 1;
+}
+
+/** Records how far the thread's history reached when the run sealed (caller holds the thread lock). */
+export async function setHistoryEnd(db: Queryable, runId: string): Promise<void> {
+  await db.query(`update runs set history_end = (select jsonb_array_length(t.message_history) from threads t where t.id = runs.thread_id) where id = $1`, [runId]);
 }

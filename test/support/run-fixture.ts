@@ -26,8 +26,9 @@ export async function startRunFixture(options: {
   kvUrl?: string;
   role?: 'all' | 'control';
   databaseUrl?: string;
+  tokenDelayMs?: number;
 } = {}): Promise<RunFixture> {
-  const model = await startModelServer({ tokens_per_response: 5, ...(options.script ? { script: options.script } : {}) });
+  const model = await startModelServer({ tokens_per_response: 5, token_delay_ms: options.tokenDelayMs ?? 0, ...(options.script ? { script: options.script } : {}) });
   const db = options.databaseUrl ? { name: '', url: options.databaseUrl, drop: async () => undefined } : await createTestDatabase('run');
   const service = await startTestService({
     databaseUrl: db.url,

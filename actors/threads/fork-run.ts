@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import {
+  AppError,
+  ID_PREFIX,
+  getRun,
+  getThread,
+  insertEntry,
+  insertThread,
+  newId,
+  takePositions,
+  withTransaction,
+  type Principal,
+} from '../../runtime/index.js';
+import type { EngineContext } from '../engine/index.js';
+import type { ThreadResult } from './inbox-operations.js';
+import { startRunForEntry } from './start-run.js';
+import { ThreadEvents } from './thread-events.js';
+
+/**
+ * Forks a run into a new thread of the same session. The new thread's history is the run's
+ * committed history: the origin thread's conversation up to where the run sealed (a run that
+ * has not sealed yet contributes only what came before it). Its first input starts a run at
+ * once, with lineage fork and the origin run as parent, so lineage crosses the fork.
+ */
+export async function forkRun(
+  context: EngineContext,
+  target: { workspaceId: string; runId: string; principal: Principal; requestKey: string | null },
+  input: { agent_id: string; payload: Record<string, unknown> },
+  onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
+): Promise<ThreadResult> {
+  const origin = await getRun(context.services.pool, target.workspaceId, target.runId);
+  if (!origin) throw new AppError('not_found', 'run not found');
+  const originThread = await getThread(context.services.pool, target.workspaceId, origin.thread_id);
+  if (!originThread) throw new AppError('not_found', 'run not found');
+  const history = originThread.message_history.slice(0, origin.history_end ?? origin.history_start);
+  const events = new ThreadEvents();
+  const result = await withTransaction(context.services.pool, async (tx) => {
+    const thread = await insertThread(tx, {
+      id: newId(ID_PREFIX.thread),
+      workspace_id: target.workspaceId,
+      session_id: origin.session_id,
+      labels: {},
+      origin: 'fork',
+      origin_run_id: origin.id,
+      origin_thread_id: origin.thread_id,
+      message_history: history,
+    });
+    const entry = await insertEntry(tx, {
+      id: newId(ID_PREFIX.inboxEntry),
+      workspace_id: target.workspaceId,
+      thread_id: thread.id,
+      kind: 'message',
+      delivery: 'queue',
+      position: await takePositions(tx, thread.id, 1),
+      payload: input.payload,
+      options: {},
+      agent_id: input.agent_id,
+      agent_revision_id: null,
+      principal_id: target.principal.id,
+      origin_run_id: origin.id,
+      request_key: target.requestKey,
+    });
+    const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts);
+    const value: ThreadResult = { entry: started.entry, run: started.run, thread: (await getThread(tx, target.workspaceId, thread.id))! };
+    await onCommit(tx, value);
+    return value;
+  });
+  events.entry(result.entry).run(result.run!).thread(result.thread);
+  await events.publish(context, result.thread.id);
+  return result;
+}
