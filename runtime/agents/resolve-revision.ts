@@ -1,0 +1,20 @@
+import type { Queryable } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { getAgent, getAgentRevision, type AgentRow } from '../stores/index.js';
+import { typedAgentRevision, type AgentRevision } from './agent-operations.js';
+
+/**
+ * The revision a new run of an agent executes: the pinned one when given, else the head's
+ * default revision at this moment (the run then pins it). An archived head starts no new run
+ * (409 conflict "agent is archived"); a missing agent or revision, or one of another
+ * workspace, is 404 exactly like an absent one. Pass the run engine's transaction as `db` to
+ * read the head and revision in the snapshot that records the run.
+ */
+export async function resolveAgentRevision(db: Queryable, workspaceId: string, agentId: string, revisionId?: string | null): Promise<{ agent: AgentRow; revision: AgentRevision }> {
+  const agent = await getAgent(db, workspaceId, agentId);
+  if (!agent) throw new AppError('not_found', 'agent not found');
+  if (agent.archived_at !== null) throw new AppError('conflict', 'agent is archived', { details: { agent_id: agent.id, archived_at: agent.archived_at } });
+  const revision = await getAgentRevision(db, workspaceId, agent.id, revisionId ?? agent.default_revision_id);
+  if (!revision) throw new AppError('not_found', 'agent revision not found');
+  return { agent, revision: typedAgentRevision(revision) };
+}

@@ -1,0 +1,89 @@
+import { Value } from '@sinclair/typebox/value';
+import type { Queryable } from '../db/index.js';
+import { AppError } from '../errors/index.js';
+import { getModel, getSkill, getSkillRevision } from '../stores/index.js';
+import { AgentConfig } from './agent-config-schema.js';
+import { checkJsonSchema, type JsonSchemaProblem } from './json-schema-check.js';
+
+const MAX_REPORTED = 10;
+
+const refuse = (problems: JsonSchemaProblem[]): AppError => {
+  const first = problems[0]!;
+  return new AppError('invalid_argument', `${first.field}: ${first.message}`, { details: { field: first.field, errors: problems.slice(0, MAX_REPORTED) } });
+};
+
+/** Shape errors of the TypeBox schema, each naming its field (`config.retries.tools`). */
+function shapeProblems(input: unknown, field: string): JsonSchemaProblem[] {
+  const problems: JsonSchemaProblem[] = [];
+  for (const error of Value.Errors(AgentConfig, input)) {
+    const at = `${field}${error.path.replaceAll('/', '.')}`;
+    if (!problems.some((p) => p.field === at)) problems.push({ field: at, message: error.message });
+    if (problems.length >= MAX_REPORTED) break;
+  }
+  return problems;
+}
+
+/** The JSON Schema documents a configuration carries, and unique client tool names. */
+function documentProblems(config: AgentConfig, field: string): JsonSchemaProblem[] {
+  const problems: JsonSchemaProblem[] = [];
+  const add = (problem: JsonSchemaProblem | null) => problem && problems.push(problem);
+  const output = config.output_spec;
+  if (output?.schema !== undefined) add(checkJsonSchema(output.schema, `${field}.output_spec.schema`));
+  output?.variants?.forEach((variant, i) => variant.schema !== undefined && add(checkJsonSchema(variant.schema, `${field}.output_spec.variants[${i}].schema`)));
+  const names = new Set<string>();
+  config.client_tools?.forEach((tool, i) => {
+    const at = `${field}.client_tools[${i}]`;
+    if (names.has(tool.name)) add({ field: `${at}.name`, message: `tool name ${JSON.stringify(tool.name)} is used twice` });
+    names.add(tool.name);
+    const parameters = tool.parameters_json_schema;
+    if (parameters === undefined) return;
+    // Vendors take tool parameters as an object schema; another root type is refused here.
+    if (parameters.type !== undefined && parameters.type !== 'object') add({ field: `${at}.parameters_json_schema.type`, message: 'tool parameters must be an object schema' });
+    add(checkJsonSchema(parameters, `${at}.parameters_json_schema`));
+  });
+  return problems;
+}
+
+/**
+ * References must name resources of this workspace; another workspace's resource is reported
+ * exactly like a missing one, so nothing about it leaks.
+ */
+async function referenceProblems(db: Queryable, workspaceId: string, config: AgentConfig, field: string): Promise<JsonSchemaProblem[]> {
+  const problems: JsonSchemaProblem[] = [];
+  if (!(await getModel(db, workspaceId, config.model))) problems.push({ field: `${field}.model`, message: `unknown model ${JSON.stringify(config.model)}` });
+  const reviewerModel = config.reviewer?.model;
+  if (reviewerModel !== undefined && !(await getModel(db, workspaceId, reviewerModel))) problems.push({ field: `${field}.reviewer.model`, message: `unknown model ${JSON.stringify(reviewerModel)}` });
+  const seen = new Set<string>();
+  for (const [i, ref] of (config.skills ?? []).entries()) {
+    const at = `${field}.skills[${i}]`;
+    if (seen.has(ref.skill_id)) problems.push({ field: `${at}.skill_id`, message: 'skill listed twice' });
+    seen.add(ref.skill_id);
+    if (!(await getSkill(db, workspaceId, ref.skill_id))) problems.push({ field: `${at}.skill_id`, message: 'unknown skill' });
+    else if (!(await getSkillRevision(db, workspaceId, ref.skill_id, ref.revision_id))) problems.push({ field: `${at}.revision_id`, message: 'unknown revision of this skill' });
+  }
+  // Connections, memories and environment templates are not built yet, so no id can name one
+  // of this workspace: every reference is refused until their stores exist and are looked up
+  // here, rather than storing an id that could belong to another workspace.
+  config.connection_tools?.forEach((_, i) => problems.push({ field: `${field}.connection_tools[${i}].connection_id`, message: 'unknown connection' }));
+  config.memory_mounts?.forEach((_, i) => problems.push({ field: `${field}.memory_mounts[${i}].memory_id`, message: 'unknown memory' }));
+  if (config.default_environment_template_id !== undefined) problems.push({ field: `${field}.default_environment_template_id`, message: 'unknown environment template' });
+  return problems;
+}
+
+/**
+ * Validates a whole agent configuration (spec 2.4): its shape, the JSON Schema documents it
+ * carries, and that every reference names a resource of the workspace. Throws 400
+ * invalid_argument naming the first offending field (up to ten in details.errors); returns
+ * the configuration as it is stored and digested. `field` prefixes field names
+ * (`body.config` in API errors).
+ */
+export async function validateAgentConfig(db: Queryable, workspaceId: string, input: unknown, field = 'config'): Promise<AgentConfig> {
+  const shape = shapeProblems(input, field);
+  if (shape.length > 0) throw refuse(shape);
+  const config = structuredClone(input) as AgentConfig;
+  const documents = documentProblems(config, field);
+  if (documents.length > 0) throw refuse(documents);
+  const references = await referenceProblems(db, workspaceId, config, field);
+  if (references.length > 0) throw refuse(references);
+  return config;
+}
