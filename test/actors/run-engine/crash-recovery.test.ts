@@ -19,9 +19,14 @@ let agentId: string;
 let sessionId: string;
 // Scripts by the run's input text (each test uses its own thread and input).
 const scripts = new Map<string, ModelScript[]>();
+// The newest message naming a key decides (a client's tool result can name its own key).
 const scriptFor = (body: any): ModelScript | undefined => {
-  const text = JSON.stringify((body?.messages ?? []).filter((m: { role: string }) => m.role === 'user'));
-  return [...scripts.entries()].find(([key]) => text.includes(key))?.[1].shift();
+  for (const message of [...(body?.messages ?? [])].reverse()) {
+    const text = JSON.stringify(message.content);
+    const queue = [...scripts.entries()].find(([key]) => text.includes(key))?.[1];
+    if (queue) return queue.shift();
+  }
+  return undefined;
 };
 let env: Record<string, string>;
 
@@ -125,6 +130,44 @@ test('SIGSTOP a worker past its lease, then SIGCONT: its writes are refused', as
   assert.is(after.status, 'completed');
   assert.is(after.output, 'answered by the live worker');
   assert.is(after.version, done.version, 'the zombie changed nothing');
+});
+
+test('kill -9 right after the model asked for a server tool and a client tool leaves a consistent waiting run', async () => {
+  const agent = await client.post('/api/v1/agents', {
+    name: 'hitl-crash',
+    config: {
+      model: 'fast',
+      toolsets: { utilities: { enabled: true, config: {}, tools: {} } },
+      client_tools: [{ name: 'pick_color', description: 'client picks a color', parameters_json_schema: { type: 'object' } }],
+    },
+  });
+  // Every first request (a retry after the crash too) asks for both tools; once the client's
+  // answer is in the conversation the model answers.
+  scripts.set('wait-crash', Array.from({ length: 6 }, () => ({ type: 'tool_calls' as const, calls: [{ id: 'call_echo', name: 'echo', arguments: '{"text":"server side"}' }, { id: 'call_color', name: 'pick_color', arguments: '{}' }] })));
+  scripts.set('teal', [{ type: 'text', text: 'teal noted' }]);
+  const threadId = await newThread();
+  const before = model.requests.length;
+  const posted = await client.post(`/api/v1/threads/${threadId}/inbox`, { agent_id: agent.body.id, payload: { content: [{ type: 'text', text: 'wait-crash' }] } }, { 'idempotency-key': `wc-${threadId}` });
+  const runId = posted.body.run.id;
+  await until(() => model.requests.length, (n) => n > before);
+  const owner = (await runRow(runId)).lease_owner as string | null;
+  if (owner) {
+    const victim = workerByPid(pidOf(owner));
+    victim.kill('SIGKILL');
+    await victim.exited;
+    workers.splice(workers.indexOf(victim), 1);
+    await addWorker();
+  }
+  const waiting = await until(() => runRow(runId), (r) => r.status === 'waiting', 30_000);
+  assert.equal(waiting.pending.calls.map((c: { tool_call_id: string }) => c.tool_call_id), ['call_color']);
+  const items = (await client.get(`/api/v1/runs/${runId}/items?limit=500`)).body.items as Array<{ ordinal: number; kind: string; content: any }>;
+  assert.equal(items.map((i) => i.ordinal), items.map((_, i) => i + 1));
+  assert.is(items.filter((i) => i.kind === 'tool_result' && i.content.tool_call_id === 'call_echo').length, 1, 'the server tool ran once in the committed history');
+  const resumed = await client.post(`/api/v1/runs/${runId}/resume`, { calls: { call_color: { status: 'returned', value: 'teal' } } }, { 'idempotency-key': `wc-resume-${runId}` });
+  assert.is(resumed.status, 201, JSON.stringify(resumed.body));
+  const done = await until(() => runRow(resumed.body.id), (r) => r.status === 'completed' || r.status === 'failed', 30_000);
+  assert.is(done.status, 'completed', JSON.stringify(done.failure));
+  assert.is(done.output, 'teal noted');
 });
 
 test('a run whose workers keep dying fails after worker.max_attempts with a failure code', async () => {
