@@ -3,8 +3,10 @@ import {
   AppError,
   ID_PREFIX,
   entryView,
+  getModel,
   getRunById,
   getEntry,
+  resolveAgentRevision,
   insertEntry,
   lockThread,
   newId,
@@ -37,6 +39,19 @@ export interface ThreadResult {
   thread: ThreadRow;
 }
 
+/**
+ * Refuses an input that could never start, at the time it is sent rather than when its turn
+ * comes: the agent (and pinned revision) must exist in the workspace and not be archived, and
+ * a model override must name a model of the workspace.
+ */
+async function checkInput(tx: Queryable, workspaceId: string, input: InputRequest): Promise<void> {
+  await resolveAgentRevision(tx, workspaceId, input.agent_id, input.agent_revision_id ?? undefined);
+  const model = (input.options?.overrides as { model?: string } | undefined)?.model;
+  if (model !== undefined && !(await getModel(tx, workspaceId, model))) {
+    throw new AppError('invalid_argument', `body.options.overrides.model: unknown model ${model}`, { details: { field: 'body.options.overrides.model' } });
+  }
+}
+
 /** Loads and locks the thread (404 when missing or in another workspace). */
 export async function lockThreadOr404(tx: Queryable, workspaceId: string, threadId: string): Promise<ThreadRow> {
   const thread = await lockThread(tx, workspaceId, threadId);
@@ -62,6 +77,7 @@ export function enqueueInput(
     const events = new ThreadEvents();
     const result = await withTransaction(context.services.pool, async (tx) => {
       const thread = await lockThreadOr404(tx, target.workspaceId, target.threadId);
+      await checkInput(tx, target.workspaceId, input);
       const position = await takePositions(tx, thread.id, 1);
       let entry = await insertEntry(tx, {
         id: newId(ID_PREFIX.inboxEntry),

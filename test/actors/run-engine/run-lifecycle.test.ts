@@ -153,6 +153,22 @@ test('items paging: before/after/limit bounds; before with after is 400', async 
   assert.type(page.resume_after, 'string');
 });
 
+test('inputs that could never start are refused when sent: unknown agent 404, unknown model override 400, bad options 400', async () => {
+  const unknownAgent = await f.client.post(`/api/v1/threads/${f.threadId}/inbox`, { agent_id: 'ap_missing', payload: { content: [{ type: 'text', text: 'x' }] } }, { 'idempotency-key': 'bad-agent' });
+  assert.is(unknownAgent.status, 404);
+  const unknownModel = await send(f, 'x', { options: { overrides: { model: 'nope' } } });
+  assert.is(unknownModel.status, 400);
+  assert.match(unknownModel.body.error.message, /overrides\.model/);
+  const zeroRequests = await send(f, 'x', { options: { max_usage: { requests: 0 } } });
+  assert.is(zeroRequests.status, 400);
+  const missingThread = await f.client.post('/api/v1/threads/thr_missing/inbox', { agent_id: f.agentId, payload: { content: [{ type: 'text', text: 'x' }] } }, { 'idempotency-key': 'bad-thread' });
+  assert.is(missingThread.status, 404);
+  const noKey = await f.client.post(`/api/v1/threads/${f.threadId}/inbox`, { agent_id: f.agentId, payload: { content: [{ type: 'text', text: 'x' }] } });
+  assert.is(noKey.status, 400, 'Idempotency-Key is required');
+  const entries = (await f.client.get(`/api/v1/threads/${f.threadId}/inbox?limit=200`)).body.items as Array<{ position: number }>;
+  assert.equal(entries.map((e) => e.position), entries.map((_, i) => i + 1), 'refused inputs took no position');
+});
+
 test('run labels change with If-Match; lineage lists the run', async () => {
   const run = (await f.client.get(`/api/v1/runs?thread_id=${f.threadId}`)).body.items[0];
   const read = await f.client.get(`/api/v1/runs/${run.id}`);
