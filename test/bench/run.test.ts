@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { summarizeLatency } from '../../bench/scenario.js';
+import { checkTargets, computeRatios } from '../../bench/report.js';
+import { summarizeLatency, type Figures, type Scenario } from '../../bench/scenario.js';
 
 const RUN_JS = fileURLToPath(new URL('../../bench/run.js', import.meta.url));
 
@@ -83,6 +84,22 @@ test('summarizeLatency reports nearest-rank p50 and p99', () => {
   assert.is(s.p99_ms, 99);
   assert.is(s.max_ms, 100);
   assert.is(s.mean_ms, 50.5);
+});
+
+test('a target can name a ratio (ratios.<name>); a missing side makes it null and unmet', () => {
+  const scenario: Scenario = {
+    name: 'api-read',
+    kind: 'scenario',
+    run: async () => ({}),
+    ratios: [{ name: 'api_read_vs_uws', numerator: 'api-read.requests_per_sec', denominator: 'uws-hello.plain_requests_per_sec' }],
+    targets: [{ name: 'api_read_vs_uws', figure: 'ratios.api_read_vs_uws', op: '>=', target: 0.5, unit: '×' }],
+  };
+  const results = new Map<string, Figures>([['api-read', { requests_per_sec: 600 }], ['uws-hello', { plain_requests_per_sec: 1000 }]]);
+  const ratios = computeRatios([scenario], results);
+  assert.equal(ratios, { api_read_vs_uws: 0.6 });
+  assert.equal(checkTargets([scenario], results, ratios).map((t) => [t.value, t.met]), [[0.6, true]]);
+  const alone = new Map<string, Figures>([['api-read', { requests_per_sec: 600 }]]);
+  assert.equal(checkTargets([scenario], alone, computeRatios([scenario], alone)).map((t) => [t.value, t.met]), [[null, false]]);
 });
 
 test.run();

@@ -52,7 +52,8 @@ async function addWorker(): Promise<ServiceProcess> {
 
 test.before(async () => {
   db = await createTestDatabase('crash');
-  model = await startModelServer({ script: (request) => scriptFor(request.body) });
+  // Paced chunks: a drained attempt must finish its step while the model is still talking.
+  model = await startModelServer({ token_delay_ms: 15, script: (request) => scriptFor(request.body) });
   env = {
     SVC_DATABASE__URL: db.url,
     SVC_KV__URL: 'redis://127.0.0.1:6379',
@@ -168,6 +169,27 @@ test('kill -9 right after the model asked for a server tool and a client tool le
   const done = await until(() => runRow(resumed.body.id), (r) => r.status === 'completed' || r.status === 'failed', 30_000);
   assert.is(done.status, 'completed', JSON.stringify(done.failure));
   assert.is(done.output, 'teal noted');
+});
+
+test('SIGTERM drains: the attempt finishes its step, hands off uncharged, and the run continues on another worker', async () => {
+  scripts.set('drain me', [
+    { type: 'tool_calls', calls: [{ id: 'call_d', name: 'echo', arguments: '{"text":"before drain"}' }], text: Array.from({ length: 40 }, () => 'slow ').join('') },
+    { type: 'text', text: ['after ', 'handoff'] },
+  ]);
+  const before = model.requests.length;
+  const runId = await post(await newThread(), 'drain me');
+  await until(() => model.requests.length, (n) => n > before);
+  const draining = workerByPid(pidOf((await runRow(runId)).lease_owner));
+  draining.kill('SIGTERM');
+  assert.is(await draining.exited, 0, 'the worker exits cleanly after draining');
+  workers.splice(workers.indexOf(draining), 1);
+  await addWorker();
+  const done = await until(() => runRow(runId), (r) => r.status === 'completed' || r.status === 'failed', 30_000);
+  assert.is(done.status, 'completed', JSON.stringify(done.failure));
+  assert.is(done.output, 'after handoff');
+  const attempts = await query<{ outcome: string; charged: boolean }>(db.url, 'select outcome, charged from run_attempts where run_id = $1 order by number', [runId]);
+  assert.equal(attempts, [{ outcome: 'handoff', charged: false }, { outcome: 'completed', charged: false }]);
+  assert.is(done.charged_attempts, 0);
 });
 
 test('a run whose workers keep dying fails after worker.max_attempts with a failure code', async () => {
