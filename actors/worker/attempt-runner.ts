@@ -7,6 +7,7 @@ import {
   insertOutboxRow,
   pendingSteerEntries,
   renewLease,
+  runView,
   type ProviderRegistry,
   type RunRow,
 } from '../../runtime/index.js';
@@ -48,7 +49,8 @@ export class AttemptRunner {
     return this.run.current_attempt_id!;
   }
 
-  async start(taskFile: string): Promise<void> {
+  async start(): Promise<void> {
+    await this.context.bus.publish(this.run.thread_id, [{ type: 'run.status', run_id: this.run.id, status: 'running', run: runView(this.run) }]);
     let start: AttemptStart;
     try {
       start = await prepareAttempt(this.context.services, this.registry, this.run);

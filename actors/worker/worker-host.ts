@@ -80,7 +80,7 @@ export class WorkerHost implements Stoppable {
         this.running.delete(run.id);
         this.wake();
       });
-      void runner.start(ATTEMPT_TASK_FILE).catch((error: unknown) => this.services.logger.error({ run_id: run.id, err: error }, 'attempt start failed'));
+      void runner.start().catch((error: unknown) => this.services.logger.error({ run_id: run.id, err: error }, 'attempt start failed'));
     }
     if (claimed.length === free && free > 0) this.again = true;
   }
