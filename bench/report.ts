@@ -44,6 +44,8 @@ function figureAt(results: ReadonlyMap<string, Figures>, path: string): number |
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
+const RATIO_PREFIX = 'ratios.';
+
 export function computeRatios(ran: readonly Scenario[], results: ReadonlyMap<string, Figures>): Record<string, number | null> {
   const out: Record<string, number | null> = {};
   const specs: RatioSpec[] = ran.flatMap((s) => s.ratios ?? []);
@@ -55,9 +57,11 @@ export function computeRatios(ran: readonly Scenario[], results: ReadonlyMap<str
   return out;
 }
 
-export function checkTargets(ran: readonly Scenario[], results: ReadonlyMap<string, Figures>): TargetResult[] {
+/** A target's figure is `<scenario>.<key>`, or `ratios.<name>` for a ratio computed above
+ *  (the issue states some targets as ratios: GET ≥ 50 % of raw uWS, runs/s ≥ 30 % of commits). */
+export function checkTargets(ran: readonly Scenario[], results: ReadonlyMap<string, Figures>, ratios: Readonly<Record<string, number | null>> = {}): TargetResult[] {
   return ran.flatMap((s) => s.targets ?? []).map((spec) => {
-    const value = figureAt(results, spec.figure);
+    const value = spec.figure.startsWith(RATIO_PREFIX) ? (ratios[spec.figure.slice(RATIO_PREFIX.length)] ?? null) : figureAt(results, spec.figure);
     const met = value !== null && (spec.op === '<=' ? value <= spec.target : value >= spec.target);
     return { name: spec.name, figure: spec.figure, op: spec.op, target: spec.target, unit: spec.unit, value, met };
   });

@@ -10,11 +10,16 @@ import { redisPubsub } from './ceilings/redis-pubsub.js';
 import { uwsHello } from './ceilings/uws-hello.js';
 import { checkTargets, computeRatios, describeMachine, renderTable, type BenchReport } from './report.js';
 import { assertLoopback, measureAutocannon, type BenchContext, type Figures, type Scenario } from './scenario.js';
+import { apiRead } from './scenarios/api-read.js';
+import { apiWrite } from './scenarios/api-write.js';
 import { checkpointCodec } from './scenarios/checkpoint-codec.js';
+import { crashRecovery } from './scenarios/crash-recovery.js';
+import { runLatency } from './scenarios/run-latency.js';
+import { runThroughput } from './scenarios/run-throughput.js';
 
 /** Every ceiling and scenario, in run order within its kind. New scenarios are added here. */
 function registry(): Scenario[] {
-  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, checkpointCodec];
+  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, checkpointCodec, apiRead, apiWrite, runLatency, runThroughput, crashRecovery];
 }
 
 const CLEANUP_TIMEOUT_MS = 10_000;
@@ -154,6 +159,7 @@ async function runScenario(s: Scenario, settings: Settings, trap: FatalTrap): Pr
 }
 
 function buildReport(settings: Settings, ran: Scenario[], results: Map<string, Figures>, startedAt: string): BenchReport {
+  const ratios = computeRatios(ran, results);
   const pick = (kind: Scenario['kind']): Record<string, Figures> =>
     Object.fromEntries(ran.filter((s) => s.kind === kind).map((s) => [s.name, results.get(s.name) ?? {}]));
   return {
@@ -163,8 +169,8 @@ function buildReport(settings: Settings, ran: Scenario[], results: Map<string, F
     settings: { seconds: settings.seconds, pool_size: settings.poolSize, only: settings.only },
     ceilings: pick('ceiling'),
     scenarios: pick('scenario'),
-    ratios: computeRatios(ran, results),
-    targets: checkTargets(ran, results),
+    ratios,
+    targets: checkTargets(ran, results, ratios),
   };
 }
 

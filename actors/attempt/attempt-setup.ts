@@ -6,7 +6,7 @@ import { Value } from '@sinclair/typebox/value';
 import { isModelApi } from '../../runtime/providers/model-adapters/index.js';
 import { readAgentConfig, type AgentConfig } from './agent-config.js';
 import { AttemptStart, type Failure } from './attempt-protocol.js';
-import { createSchemaCompiler } from './json-schema.js';
+import { sharedSchemaCompiler } from './json-schema.js';
 import { compileOutputSpec, type OutputChecker } from './output-spec.js';
 import { reviewerSetup, type ReviewerSetup } from './reviewer.js';
 import { buildToolCatalog, type ToolCatalog } from './tools/index.js';
@@ -29,7 +29,7 @@ export function prepareAttempt(start: AttemptStart): SetupResult {
   if (!isModelApi(start.model.api)) return fail('model_unsupported_api', `no adapter for model API "${start.model.api}"`);
   const read = readAgentConfig(start.config);
   if (!read.ok) return fail('invalid_config', read.message);
-  const compiler = createSchemaCompiler();
+  const compiler = sharedSchemaCompiler();
   let output: OutputChecker | null;
   try {
     output = compileOutputSpec(read.config.output_spec, compiler);

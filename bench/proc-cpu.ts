@@ -1,0 +1,49 @@
+// CPU time (user + system, ms) of processes from /proc, so a scenario can say which process
+// its machine-wide CPU went to over a window. Linux only; elsewhere every figure is NaN.
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux x86-64
+
+/** utime + stime of one process (all its threads), or NaN when it is gone or unreadable. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command (which may hold spaces): state is field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Summed CPU of every process whose command name is `comm` (e.g. every postgres backend). */
+export function commandCpuMs(comm: string): number {
+  let total = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return NaN;
+  }
+  for (const pid of entries) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== comm) continue;
+    } catch {
+      continue; // exited meanwhile
+    }
+    const ms = processCpuMs(Number(pid));
+    if (Number.isFinite(ms)) total += ms;
+  }
+  return total;
+}
+
+/** Machine-wide busy CPU (ms, all cores) from /proc/stat: everything but idle and iowait. */
+export function machineBusyMs(): number {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.split(/\s+/).slice(1).map(Number) ?? [];
+    const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = cpu;
+    return (user + nice + system + irq + softirq + steal) * TICK_MS;
+  } catch {
+    return NaN;
+  }
+}

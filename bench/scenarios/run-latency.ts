@@ -1,0 +1,90 @@
+// Scenario: one run at a time against a real `all` process and an instant model (8 tokens,
+// no delay). Per sample, on a fresh thread (so every run has the same one-message history):
+// t0 = just before POST /threads/{id}/inbox; then the POST's 201, the first `item.started`, the
+// first `item.delta` and the run's `run.status` completed, each timestamped when the harness
+// receives it from the thread stream (thread-stream.ts: SSE when the service serves it, else
+// the service's Redis stream — `stream_source` says which).
+import { startModelServer } from '../model-server.js';
+import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
+import { prepareServiceEnv, startServiceProcess } from '../service-harness.js';
+import { createThreads, postMessage, seedWorkspace, type SeededWorkspace } from '../service-seed.js';
+import { watchThread, type StreamSource } from '../thread-stream.js';
+
+const TOKENS = 8;
+const WARMUP_RUNS = 5;
+const MAX_SAMPLES = 2_000;
+const THREAD_BATCH = 50;
+const EVENT_TIMEOUT_MS = 15_000;
+
+interface Sample {
+  readonly post: number;
+  readonly started: number;
+  readonly delta: number;
+  readonly completed: number;
+}
+
+async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: string; prefix: string }, threadId: string): Promise<Sample & { source: StreamSource }> {
+  const watch = await watchThread(ctx, seed, kv, threadId);
+  try {
+    const t0 = performance.now();
+    const { runId } = await postMessage(seed, threadId, 'Say something short.');
+    const posted = performance.now();
+    if (!runId) throw new Error('the inbox answered without a run on an idle thread');
+    const ofRun = (type: string) => (e: { type: string; run_id?: string }) => e.type === type && e.run_id === runId;
+    const started = await watch.next(ofRun('item.started'), EVENT_TIMEOUT_MS);
+    const delta = await watch.next(ofRun('item.delta'), EVENT_TIMEOUT_MS);
+    const done = await watch.next((e) => e.type === 'run.status' && e.run_id === runId && e.status !== 'accepted' && e.status !== 'running', EVENT_TIMEOUT_MS);
+    if (done.status !== 'completed') throw new Error(`run ${runId} ended ${done.status}`);
+    return { post: posted - t0, started: started.at - t0, delta: delta.at - t0, completed: done.at - t0, source: watch.source };
+  } finally {
+    watch.close();
+  }
+}
+
+async function run(ctx: BenchContext): Promise<Figures> {
+  const model = await startModelServer({ tokens_per_response: TOKENS, token_delay_ms: 0 });
+  ctx.onCleanup(() => model.close());
+  const env = await prepareServiceEnv(ctx);
+  const service = await startServiceProcess(ctx, env, 'all', {
+    SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
+    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
+  });
+  const seed = await seedWorkspace(ctx, env, service.url, model.url);
+  const kv = { url: env.redisUrl, prefix: env.kvPrefix };
+  const samples: Sample[] = [];
+  let source: StreamSource = 'redis-xread';
+  let threads: string[] = [];
+  const deadline = performance.now() + ctx.seconds * 1000;
+  for (let i = 0; i < WARMUP_RUNS + MAX_SAMPLES && !ctx.signal.aborted; i++) {
+    if (i >= WARMUP_RUNS && performance.now() > deadline) break;
+    // Threads are created in batches between samples, never inside a timed interval.
+    if (threads.length === 0) threads = await createThreads(seed, THREAD_BATCH);
+    const sample = await oneRun(ctx, seed, kv, threads.pop() ?? '');
+    source = sample.source;
+    if (i >= WARMUP_RUNS) samples.push(sample);
+  }
+  const summary = (pick: (s: Sample) => number, prefix: string): Figures => {
+    const s = summarizeLatency(samples.map(pick));
+    return { [`${prefix}_p50_ms`]: s.p50_ms, [`${prefix}_p99_ms`]: s.p99_ms, [`${prefix}_max_ms`]: s.max_ms };
+  };
+  return {
+    runs: samples.length,
+    stream_source: source,
+    model_tokens: TOKENS,
+    ...summary((s) => s.post, 'post_201'),
+    ...summary((s) => s.started, 'post_to_first_item_started'),
+    ...summary((s) => s.delta, 'post_to_first_delta'),
+    ...summary((s) => s.completed, 'post_to_completed'),
+  };
+}
+
+export const runLatency: Scenario = {
+  name: 'run-latency',
+  kind: 'scenario',
+  budgetSeconds: (s) => 2 * s + 60,
+  run,
+  targets: [
+    { name: 'inbox_to_first_delta_p50', figure: 'run-latency.post_to_first_delta_p50_ms', op: '<=', target: 5, unit: 'ms' },
+    { name: 'inbox_to_first_delta_p99', figure: 'run-latency.post_to_first_delta_p99_ms', op: '<=', target: 20, unit: 'ms' },
+  ],
+};
