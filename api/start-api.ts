@@ -8,15 +8,19 @@ import { docsRoutes, packageVersion } from './openapi/index.js';
 import { modelRoutes, providerRoutes } from './providers/index.js';
 import { runEngineRoutes } from './runs/index.js';
 import { skillRoutes } from './skills/index.js';
+import { isRawStreamRoute, registerStreamRoutes, streamRouteSpecs } from './streams/index.js';
 
 /** Every API route, in one table: the router and the OpenAPI document are built from it. */
 export function apiRoutes(): ApiRouteSpec[] {
   const table: ApiRouteSpec[] = [...identityRoutes(), ...providerRoutes(), ...modelRoutes(), ...runEngineRoutes(), ...agentRoutes(), ...skillRoutes(), ...webhookRoutes(), ...invitationAndResetRoutes()];
+  table.push(...streamRouteSpecs());
   table.push(...docsRoutes(() => table, packageVersion()));
   return table;
 }
 
 export const startApi: RoleStarter = async (services: Services, server: HttpServer) => {
   const limiter = new RateLimiter(services.kv, services.config.auth.rate_limit_per_minute);
-  registerRoutes(server, services, limiter, apiRoutes());
+  // The stream route is documented in the table but served raw (SSE and WebSocket) below.
+  registerRoutes(server, services, limiter, apiRoutes().filter((route) => !isRawStreamRoute(route)));
+  return registerStreamRoutes(server, services, limiter);
 };

@@ -20,6 +20,8 @@ export type StreamEvent = Static<typeof StreamEvent>;
 export interface StreamRecord {
   id: string;
   event: StreamEvent;
+  /** The event's JSON text as stored, when the reader has it (saves one serialisation per fan-out). */
+  json?: string;
 }
 
 /** A snapshot of a running run's tail: its live, not yet committed items. */

@@ -90,8 +90,10 @@ test('a UI that reads the items page mid-run and subscribes after its resume_aft
   })();
   const client = await WsClient.open(f.wsUrl(f.threadId, `after=${page.resume_after}`), { headers: auth() });
   await client.waitFor(completedRun(runId));
+  // The page's text, continued by the deltas after resume_after (an item started later is whole).
   const texts = new Map<number, string>((page.items as any[]).map((i) => [i.ordinal, i.content?.text ?? '']));
-  for (const [ordinal, text] of textsFromEvents(client.events, runId)) texts.set(ordinal, `${client.events.some((e) => e.type === 'item.started' && e.data.ordinal === ordinal && e.data.run_id === runId) ? '' : (texts.get(ordinal) ?? '')}${text}`);
+  const startedLive = new Set(client.events.filter((e) => e.type === 'item.started' && e.data.run_id === runId).map((e) => e.data.ordinal as number));
+  for (const [ordinal, text] of textsFromEvents(client.events, runId)) texts.set(ordinal, startedLive.has(ordinal) ? text : `${texts.get(ordinal) ?? ''}${text}`);
   const items = (await f.client.get(`/api/v1/runs/${runId}/items`)).body.items as any[];
   for (const item of items.filter((i) => typeof i.content?.text === 'string')) assert.is(texts.get(item.ordinal), item.content.text, `item ${item.ordinal}`);
   client.close();

@@ -43,6 +43,7 @@ abstract class StreamClient {
 export class SseClient extends StreamClient {
   status = 0;
   headers: IncomingMessage['headers'] = {};
+  /** The first 64 KiB of the body, as received. */
   body = '';
   retry: number | null = null;
   private req: ClientRequest | null = null;
@@ -56,7 +57,7 @@ export class SseClient extends StreamClient {
         res.setEncoding('utf8');
         let buffer = '';
         res.on('data', (chunk: string) => {
-          client.body += chunk;
+          if (client.body.length < 65_536) client.body += chunk;
           buffer += chunk;
           let at: number;
           while ((at = buffer.indexOf('\n\n')) >= 0) {

@@ -1,0 +1,93 @@
+import { AppError, STREAM_START_ID, authenticate, getThread, isStreamId, type Services, type StreamBus } from '../../runtime/index.js';
+import type { RateLimiter } from '../framework/index.js';
+import { WS_PROTOCOL, type WsFormat } from './stream-frames.js';
+
+/** What a stream request carries, copied out of the uWS request before any await. */
+export interface StreamRequestInput {
+  readonly threadId: string;
+  readonly authorization: string | undefined;
+  readonly workspace: string | undefined;
+  readonly lastEventId: string | undefined;
+  /** Raw query string (never logged). */
+  readonly query: string;
+}
+
+/** An admitted subscription: who, which thread, and the id to resume after. */
+export interface StreamGrant {
+  readonly threadId: string;
+  readonly workspaceId: string;
+  readonly principalId: string;
+  readonly after: string;
+}
+
+/** The WebSocket subprotocols a browser uses for what it cannot put in headers. */
+export interface WsProtocols {
+  readonly token: string | undefined;
+  readonly workspace: string | undefined;
+  readonly format: WsFormat;
+  /** The protocol answered in the handshake: the chosen format, never a credential ('' if none was offered). */
+  readonly answer: string;
+}
+
+const BEARER_PROTOCOL = 'bearer.';
+const WORKSPACE_PROTOCOL = 'workspace.';
+const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * `Sec-WebSocket-Protocol: svc.msgpack.v1, bearer.<token>[, workspace.<id>]`. A browser's
+ * WebSocket cannot send Authorization or X-Workspace-ID, and the query string ends up in logs,
+ * so credentials ride in a subprotocol. The handshake must answer one offered protocol: the
+ * format one, so a client offering a credential must also offer a format.
+ */
+export function parseWsProtocols(header: string): WsProtocols {
+  const offered = header.split(',').map((p) => p.trim()).filter(Boolean);
+  let token: string | undefined;
+  let workspace: string | undefined;
+  let format: WsFormat | null = null;
+  for (const protocol of offered) {
+    if (protocol.startsWith(BEARER_PROTOCOL)) token ??= protocol.slice(BEARER_PROTOCOL.length);
+    else if (protocol.startsWith(WORKSPACE_PROTOCOL)) workspace ??= protocol.slice(WORKSPACE_PROTOCOL.length);
+    else if (protocol === WS_PROTOCOL.json) format ??= 'json';
+    else if (protocol === WS_PROTOCOL.msgpack) format ??= 'msgpack';
+  }
+  if (offered.length > 0 && format === null) {
+    throw new AppError('invalid_argument', `offer the subprotocol ${WS_PROTOCOL.json} or ${WS_PROTOCOL.msgpack} beside any other`, { details: { field: 'header.sec-websocket-protocol' } });
+  }
+  return { token, workspace, format: format ?? 'json', answer: format ? WS_PROTOCOL[format] : '' };
+}
+
+/** Where to resume: Last-Event-ID (what EventSource sends on reconnect) wins over `?after=`. */
+export function resumePoint(lastEventId: string | undefined, query: string): string | null {
+  const fromQuery = new URLSearchParams(query).get('after') ?? undefined;
+  const value = lastEventId || fromQuery;
+  if (value === undefined || value === '') return null;
+  if (!isStreamId(value)) {
+    const field = lastEventId ? 'header.last-event-id' : 'query.after';
+    throw new AppError('invalid_argument', 'a stream id looks like <milliseconds>-<sequence>', { details: { field } });
+  }
+  return value;
+}
+
+/**
+ * The REST pipeline's rules for opening a stream, in its order: authenticate (401/403/404
+ * workspace) → rate limit (429) → read permission (403) → input (400) → the thread within the
+ * workspace (404) → the key-value store (503: live streams stop while it is lost) → the
+ * resume point.
+ */
+export async function admitStream(services: Services, bus: StreamBus, limiter: RateLimiter, input: StreamRequestInput): Promise<StreamGrant> {
+  const principal = await authenticate(services.pool, { authorization: input.authorization, workspace: input.workspace }, { workspaceRequired: true });
+  await limiter.check(principal.id);
+  if (!principal.permissions.has('read')) throw new AppError('forbidden', 'this operation needs the read permission');
+  if (!THREAD_ID.test(input.threadId)) throw new AppError('not_found', 'thread not found');
+  const after = resumePoint(input.lastEventId, input.query);
+  const workspaceId = principal.workspace_id ?? '';
+  const thread = await getThread(services.pool, workspaceId, input.threadId);
+  if (!thread) throw new AppError('not_found', 'thread not found');
+  if (services.kv.state() !== 'ready') {
+    throw new AppError('unavailable', 'live thread streams are paused while the key-value store is unavailable; items remain readable', { headers: { 'retry-after': '5' } });
+  }
+  // Without a resume point the stream starts at its end as of now, before the response is
+  // answered: every event published after the client sees the answer reaches it.
+  const start = after ?? (await bus.lastId(thread.id)) ?? STREAM_START_ID;
+  return { threadId: thread.id, workspaceId, principalId: principal.id, after: start };
+}

@@ -1,0 +1,44 @@
+import type { ControlEvent, EncodedRecord, WsFormat } from './stream-frames.js';
+
+/**
+ * Why a subscription ended (logged, counted, and told to the client where it can be).
+ * `abnormal`: a WebSocket ended without a close handshake — the client vanished, or uWS cut
+ * it off past its backlog bound (closeOnBackpressureLimit; uWS does not say which).
+ */
+export type FinishReason = 'client_closed' | 'abnormal' | 'backpressure' | 'kv_lost' | 'shutdown' | 'trimmed' | 'internal';
+
+/** The live side of a thread channel that a subscriber joins once it has caught up. */
+export interface ChannelLink {
+  readonly threadId: string;
+  /** The uWS topic of the thread for one WebSocket frame format. */
+  topic(format: WsFormat): string;
+  /** SSE subscribers of the thread (uWS topics are WebSocket-only). */
+  readonly sse: Set<SseSink>;
+}
+
+/** What the hub needs from an SSE connection on the fan-out path. */
+export interface SseSink {
+  write(chunk: string): void;
+}
+
+/** One stream connection, SSE or WebSocket, as the hub drives it. */
+export interface StreamSubscriber {
+  readonly transport: 'sse' | 'ws';
+  /** Set once the connection is gone or finishing: nothing more may be sent. */
+  readonly closed: boolean;
+  /** Sends a record straight to this subscriber (replay before it joins the live fan-out). */
+  sendRecord(record: EncodedRecord): void;
+  sendControl(event: ControlEvent): void;
+  /** Joins the thread's live fan-out: from now on every published record reaches it. */
+  attach(link: ChannelLink): void;
+  /** Leaves the fan-out (the hub calls it before forgetting the subscriber). */
+  detach(link: ChannelLink): void;
+  /** Ends the connection: a last control event where the transport allows, then close. */
+  finish(reason: FinishReason): void;
+  /** Keeps an idle connection alive (an SSE comment; WebSocket pings are sent by uWS). */
+  heartbeat(): void;
+  /** Settles when the backlog falls below the drain mark, or the connection ends. */
+  whenDrained(): Promise<void>;
+  /** Bytes written to this client that it has not read yet (held by uWS or queued here). */
+  bufferedBytes(): number;
+}

@@ -1,0 +1,98 @@
+import type { Redis } from 'ioredis';
+import type { Kv } from '../kv/index.js';
+import { RedisStreamFollower } from './redis-stream-follower.js';
+import { STREAM_MAXLEN, STREAM_TTL_SECONDS, TAIL_TTL_SECONDS, type OnStreamRecords, type StreamBus, type StreamFollower, type StreamPage } from './stream-bus.js';
+import type { StreamEvent, TailSnapshot } from './stream-event.js';
+import { STREAM_START_ID, compareStreamIds } from './stream-ids.js';
+
+/** XINFO STREAM answers a flat [name, value, …] list. */
+function infoField(info: unknown, name: string): unknown {
+  if (!Array.isArray(info)) return undefined;
+  for (let i = 0; i + 1 < info.length; i += 2) if (info[i] === name) return info[i + 1];
+  return undefined;
+}
+
+/**
+ * Whether records after `afterId` were trimmed. Trimming (the only deletion: XDEL is never used)
+ * removes the oldest records, so on Redis 7 — which counts `entries-added` — records were lost
+ * after `afterId` when some were ever removed (added > length) and `afterId` lies before the
+ * oldest retained one. (A client whose last id was exactly the last trimmed one is also told to
+ * start over: harmless, it re-reads the items.) A stream recreated after the store lost its data
+ * counts from zero again, so ids recorded on items before the loss resume into it. Older servers
+ * lack the counter: then a page that starts at the oldest retained record, beyond `afterId`,
+ * counts as trimmed.
+ */
+function wasTrimmed(afterId: string, info: unknown, firstPageId: string | undefined): boolean {
+  const first = infoField(info, 'first-entry');
+  const oldest = Array.isArray(first) && typeof first[0] === 'string' ? first[0] : undefined;
+  const added = infoField(info, 'entries-added');
+  const length = infoField(info, 'length');
+  if (oldest === undefined) return false;
+  if (typeof added === 'number' && typeof length === 'number') return added > length && compareStreamIds(afterId, oldest) < 0;
+  return afterId !== STREAM_START_ID && compareStreamIds(afterId, oldest) < 0 && firstPageId === oldest;
+}
+
+export class RedisStreamBus implements StreamBus {
+  readonly local = null;
+  constructor(
+    private readonly redis: Redis,
+    private readonly kv: Kv,
+  ) {}
+
+  private key = (threadId: string) => `${this.kv.prefix}stream:${threadId}`;
+
+  async publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>> {
+    if (events.length === 0 || this.kv.state() !== 'ready') return events.map(() => null);
+    const key = this.key(threadId);
+    const pipeline = this.redis.pipeline();
+    for (const event of events) pipeline.xadd(key, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
+    pipeline.expire(key, STREAM_TTL_SECONDS);
+    try {
+      const results = (await pipeline.exec()) ?? [];
+      return events.map((_, i) => {
+        const [error, id] = results[i] ?? [new Error('missing'), null];
+        return error ? null : (id as string);
+      });
+    } catch {
+      return events.map(() => null);
+    }
+  }
+
+  async read(threadId: string, afterId: string, count: number): Promise<StreamPage> {
+    const key = this.key(threadId);
+    // One round trip: the page and the stream's trim record (XINFO fails on a missing key,
+    // which simply means nothing was ever trimmed that this process can know of).
+    const results = (await this.redis.pipeline().xrange(key, `(${afterId}`, '+', 'COUNT', count).xinfo('STREAM', key).exec()) ?? [];
+    const [rangeError, range] = results[0] ?? [new Error('no reply'), null];
+    if (rangeError) throw rangeError;
+    const entries = (range ?? []) as Array<[string, string[]]>;
+    const info = results[1]?.[0] ? null : results[1]?.[1];
+    const records = entries.map(([id, fields]) => ({ id, event: JSON.parse(fields[1] ?? 'null') as StreamEvent, json: fields[1] ?? 'null' }));
+    return { records, trimmed: info !== null && wasTrimmed(afterId, info, entries[0]?.[0]) };
+  }
+
+  async lastId(threadId: string): Promise<string | null> {
+    const last = await this.redis.xrevrange(this.key(threadId), '+', '-', 'COUNT', 1);
+    return last[0]?.[0] ?? null;
+  }
+
+  follower(onRecords: OnStreamRecords, onError: (error: unknown) => void): StreamFollower {
+    return new RedisStreamFollower(this.kv, this.key, onRecords, onError);
+  }
+
+  async setTail(snapshot: TailSnapshot): Promise<void> {
+    if (this.kv.state() !== 'ready') return;
+    await this.redis.set(`${this.kv.prefix}tail:${snapshot.run_id}`, JSON.stringify(snapshot), 'EX', TAIL_TTL_SECONDS).catch(() => undefined);
+  }
+
+  async getTail(runId: string): Promise<TailSnapshot | null> {
+    if (this.kv.state() !== 'ready') return null;
+    const text = await this.redis.get(`${this.kv.prefix}tail:${runId}`).catch(() => null);
+    return text ? (JSON.parse(text) as TailSnapshot) : null;
+  }
+
+  async clearTail(runId: string): Promise<void> {
+    if (this.kv.state() !== 'ready') return;
+    await this.redis.del(`${this.kv.prefix}tail:${runId}`).catch(() => undefined);
+  }
+}
