@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { claimRuns, createProviderRegistry, ID_PREFIX, newId, randomWorkerId, type Services, type Stoppable } from '../../runtime/index.js';
-import { ATTEMPT_TASK_FILE } from '../attempt/index.js';
+import { ATTEMPT_TASK_FILE, attemptThreadExecArgv } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { NotificationListener } from './notification-listener.js';
@@ -36,7 +36,7 @@ export class WorkerHost implements Stoppable {
   ) {
     const { config } = context.services;
     this.registry = createProviderRegistry({ enableLocalEnvironment: config.environments.enable_local });
-    this.pool = new Piscina({ filename: ATTEMPT_TASK_FILE, ...poolShape(config.worker.slots), idleTimeout: 60_000 });
+    this.pool = new Piscina({ filename: ATTEMPT_TASK_FILE, ...poolShape(config.worker.slots), idleTimeout: 60_000, execArgv: attemptThreadExecArgv() });
     this.listener = new NotificationListener(databaseUrl, [CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER], (channel, payload) => this.onNotify(channel, payload), context.services.logger);
   }
 

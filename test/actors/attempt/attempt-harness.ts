@@ -5,14 +5,14 @@ import { unpack } from 'msgpackr';
 import { Piscina } from 'piscina';
 import * as assert from 'uvu/assert';
 import type { ModelServer } from '../../../bench/model-server.js';
-import { ATTEMPT_TASK_FILE, type AttemptMessage, type AttemptStart, type DoneMessage, type HostMessage } from '../../../actors/attempt/index.js';
+import { ATTEMPT_TASK_FILE, attemptThreadExecArgv, type AttemptMessage, type AttemptStart, type DoneMessage, type HostMessage } from '../../../actors/attempt/index.js';
 
 export type Checkpoint = Extract<AttemptMessage, { type: 'checkpoint' }>;
 export type ItemMessage = Extract<AttemptMessage, { type: 'item.started' | 'item.delta' | 'item.completed' }>;
 export type CompletedItem = Extract<AttemptMessage, { type: 'item.completed' }>;
 
 export function attemptPool(): Piscina {
-  return new Piscina({ filename: ATTEMPT_TASK_FILE, maxThreads: 1, concurrentTasksPerWorker: 4 });
+  return new Piscina({ filename: ATTEMPT_TASK_FILE, maxThreads: 1, concurrentTasksPerWorker: 4, execArgv: attemptThreadExecArgv() });
 }
 
 export interface AttemptRun {
