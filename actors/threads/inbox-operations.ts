@@ -11,7 +11,7 @@ import {
   lockThread,
   newId,
   publishEvent,
-  takePositions,
+  lockThreadTakingPosition,
   updateEntry,
   withTransaction,
   type InboxEntry,
@@ -21,7 +21,7 @@ import {
   type ThreadRow,
 } from '../../runtime/index.js';
 import { CHANNEL_STEER, type EngineContext } from '../engine/index.js';
-import { startRunForEntry } from './start-run.js';
+import { startRunForEntry, type ResolvedRevision } from './start-run.js';
 import { ThreadEvents } from './thread-events.js';
 
 export interface InputRequest {
@@ -44,12 +44,13 @@ export interface ThreadResult {
  * comes: the agent (and pinned revision) must exist in the workspace and not be archived, and
  * a model override must name a model of the workspace.
  */
-async function checkInput(tx: Queryable, workspaceId: string, input: InputRequest): Promise<void> {
-  await resolveAgentRevision(tx, workspaceId, input.agent_id, input.agent_revision_id ?? undefined);
+async function checkInput(tx: Queryable, workspaceId: string, input: InputRequest): Promise<ResolvedRevision> {
+  const resolved = await resolveAgentRevision(tx, workspaceId, input.agent_id, input.agent_revision_id ?? undefined);
   const model = (input.options?.overrides as { model?: string } | undefined)?.model;
   if (model !== undefined && !(await getModel(tx, workspaceId, model))) {
     throw new AppError('invalid_argument', `body.options.overrides.model: unknown model ${model}`, { details: { field: 'body.options.overrides.model' } });
   }
+  return resolved;
 }
 
 /** Loads and locks the thread (404 when missing or in another workspace). */
@@ -76,9 +77,14 @@ export function enqueueInput(
   return context.actors.run(target.threadId, async () => {
     const events = new ThreadEvents();
     const result = await withTransaction(context.services.pool, async (tx) => {
-      const thread = await lockThreadOr404(tx, target.workspaceId, target.threadId);
-      await checkInput(tx, target.workspaceId, input);
-      const position = await takePositions(tx, thread.id, 1);
+      // Locks the thread and takes the position in one statement: positions are assigned under
+      // the thread row lock, so they are gap-free and follow commit order. A refused input
+      // rolls the increment back with everything else.
+      const locked = await lockThreadTakingPosition(tx, target.workspaceId, target.threadId);
+      if (!locked) throw new AppError('not_found', 'thread not found');
+      const { position } = locked;
+      let thread = locked.thread;
+      const resolved = await checkInput(tx, target.workspaceId, input);
       let entry = await insertEntry(tx, {
         id: newId(ID_PREFIX.inboxEntry),
         workspace_id: target.workspaceId,
@@ -96,15 +102,15 @@ export function enqueueInput(
       });
       let run: RunRow | null = null;
       if (thread.current_run_id === null) {
-        const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts);
+        const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, resolved);
         run = started.run;
         entry = started.entry;
+        thread = started.thread;
       } else if (entry.delivery === 'steer') {
         const current = await getRunById(tx, thread.current_run_id);
         if (current?.status === 'running') await tx.query('select pg_notify($1, $2)', [CHANNEL_STEER, current.id]);
       }
-      const after = (await lockThread(tx, target.workspaceId, thread.id))!;
-      const value = { entry, run, thread: after };
+      const value = { entry, run, thread };
       await onCommit(tx, value);
       return value;
     });

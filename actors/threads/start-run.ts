@@ -19,7 +19,11 @@ import { effectiveConfig, type RunOptions } from '../engine/index.js';
 export interface StartedRun {
   run: RunRow;
   entry: InboxEntry;
+  /** The thread after the run took it. */
+  thread: ThreadRow;
 }
+
+export type ResolvedRevision = Awaited<ReturnType<typeof resolveAgentRevision>>;
 
 /**
  * Starts a run for a pending entry of an idle thread (caller holds the thread lock and has
@@ -27,8 +31,8 @@ export interface StartedRun {
  * entry becomes assigned; the thread's current run is set; workers are woken by a NOTIFY that
  * PostgreSQL delivers only when this transaction commits.
  */
-export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, entry: InboxEntry, maxAttempts: number): Promise<StartedRun> {
-  const { agent, revision } = await resolveAgentRevision(tx, thread.workspace_id, entry.agent_id, entry.agent_revision_id ?? undefined);
+export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, entry: InboxEntry, maxAttempts: number, resolved?: ResolvedRevision): Promise<StartedRun> {
+  const { agent, revision } = resolved ?? (await resolveAgentRevision(tx, thread.workspace_id, entry.agent_id, entry.agent_revision_id ?? undefined));
   const options = entry.options as RunOptions;
   const run = await insertRun(tx, {
     id: newId(ID_PREFIX.run),
@@ -52,10 +56,10 @@ export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, ent
     resume: null,
   });
   const assigned = await updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: run.id });
-  await setThreadRuns(tx, thread.id, run.id);
+  const after = await setThreadRuns(tx, thread.id, run.id);
   await tx.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, run.id]);
   await publishEvent(tx, { workspace_id: run.workspace_id, type: 'run.accepted', data: { run: runView(run) } });
-  return { run, entry: assigned };
+  return { run, entry: assigned, thread: after };
 }
 
 /** An entry whose agent cannot start (archived, deleted revision) fails instead of blocking the thread. */

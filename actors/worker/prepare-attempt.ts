@@ -19,16 +19,15 @@ const MODEL_TIMEOUT_MS = 120_000;
 export async function prepareAttempt(services: Services, registry: ProviderRegistry, run: RunRow): Promise<AttemptStart> {
   const config = run.config;
   const modelKey = typeof config.model === 'string' ? config.model : '';
-  const resolved = await resolveModelForRun(services.pool, services.keyring, registry, run.workspace_id, modelKey, {
-    policy: { allowedHttpOrigins: services.config.providers.allowed_http_origins },
-  });
-  const reviewer = await resolveReviewerModel(services, registry, run, modelKey);
-  let checkpoint: Uint8Array | null = null;
-  if (run.checkpoint_key) {
-    checkpoint = await services.objects.get(run.checkpoint_key);
-    if (!checkpoint) throw new AppError('internal', `checkpoint ${run.checkpoint_key} of run ${run.id} is missing from the object store`);
-  }
-  const thread = await getThread(services.pool, run.workspace_id, run.thread_id);
+  // Independent reads, issued together: they sit on the path from claim to the first token.
+  const [resolved, reviewer, checkpoint, thread] = await Promise.all([
+    resolveModelForRun(services.pool, services.keyring, registry, run.workspace_id, modelKey, {
+      policy: { allowedHttpOrigins: services.config.providers.allowed_http_origins },
+    }),
+    resolveReviewerModel(services, registry, run, modelKey),
+    loadCheckpoint(services, run),
+    getThread(services.pool, run.workspace_id, run.thread_id),
+  ]);
   const maxRequests = (run.options.max_usage as { requests?: number } | undefined)?.requests ?? null;
   return {
     type: 'start',
@@ -43,6 +42,13 @@ export async function prepareAttempt(services: Services, registry: ProviderRegis
     resume: run.resume,
     limits: { max_requests: maxRequests, model_timeout_ms: MODEL_TIMEOUT_MS },
   };
+}
+
+async function loadCheckpoint(services: Services, run: RunRow): Promise<Uint8Array | null> {
+  if (!run.checkpoint_key) return null;
+  const checkpoint = await services.objects.get(run.checkpoint_key);
+  if (!checkpoint) throw new AppError('internal', `checkpoint ${run.checkpoint_key} of run ${run.id} is missing from the object store`);
+  return checkpoint;
 }
 
 function modelTarget(resolved: ResolvedModel): ModelTarget {

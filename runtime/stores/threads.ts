@@ -86,6 +86,18 @@ export async function listThreads(db: Queryable, workspaceId: string, sessionId:
   return result.rows.map(mapThread);
 }
 
+/**
+ * Locks the thread row and takes its next inbox position in one statement (the UPDATE takes
+ * the same row lock lockThread does). Returns the thread as it is after the increment, and
+ * the position taken; null when the thread is missing or in another workspace.
+ */
+export async function lockThreadTakingPosition(db: Queryable, workspaceId: string, id: string): Promise<{ thread: ThreadRow; position: number } | null> {
+  const result = await db.query(`update threads set next_position = next_position + 1 where workspace_id = $1 and id = $2 returning *`, [workspaceId, id]);
+  if (!result.rows[0]) return null;
+  const thread = mapThread(result.rows[0]);
+  return { thread, position: thread.next_position - 1 };
+}
+
 /** Takes `count` consecutive inbox positions (caller holds the thread lock). */
 export async function takePositions(db: Queryable, threadId: string, count: number): Promise<number> {
   const result = await db.query<{ first: number }>(
@@ -95,12 +107,13 @@ export async function takePositions(db: Queryable, threadId: string, count: numb
   return result.rows[0]!.first;
 }
 
-/** Sets which run holds the thread (caller holds the thread lock). */
-export async function setThreadRuns(db: Queryable, threadId: string, current: string | null, last?: string): Promise<void> {
-  await db.query(
-    `update threads set current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1 where id = $1`,
+/** Sets which run holds the thread (caller holds the thread lock); returns the thread after. */
+export async function setThreadRuns(db: Queryable, threadId: string, current: string | null, last?: string): Promise<ThreadRow> {
+  const result = await db.query(
+    `update threads set current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1 where id = $1 returning *`,
     [threadId, current, last ?? null],
   );
+  return mapThread(result.rows[0]);
 }
 
 /** Appends a sealed run's messages to the thread's conversation (caller holds the thread lock). */
