@@ -50,6 +50,10 @@ export class AttemptRunner {
   }
 
   async start(): Promise<void> {
+    this.context.services.logger.info(
+      { run_id: this.run.id, attempt_id: this.attemptId, attempt: this.run.attempts, thread_id: this.run.thread_id, workspace_id: this.run.workspace_id },
+      'attempt started',
+    );
     await this.context.bus.publish(this.run.thread_id, [{ type: 'run.status', run_id: this.run.id, status: 'running', run: runView(this.run) }]);
     let start: AttemptStart;
     try {
@@ -175,6 +179,10 @@ export class AttemptRunner {
       history,
     );
     if (!sealed) return this.loseLease();
+    this.context.services.logger.info(
+      { run_id: this.run.id, attempt_id: this.attemptId, status: sealed.status, failure_code: sealed.failure?.code, workspace_id: this.run.workspace_id },
+      'run sealed',
+    );
     await endAttempt(this.context.services.pool, this.attemptId, message.outcome, message.outcome === 'failed');
     this.end();
   }

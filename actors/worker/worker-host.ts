@@ -29,6 +29,7 @@ export class WorkerHost implements Stoppable {
   private claiming: Promise<void> | null = null;
   private again = false;
   private stopping = false;
+  private readonly beat: () => void;
 
   constructor(
     private readonly context: EngineContext,
@@ -37,6 +38,9 @@ export class WorkerHost implements Stoppable {
     const { config } = context.services;
     this.registry = createProviderRegistry({ enableLocalEnvironment: config.environments.enable_local });
     this.pool = new Piscina({ filename: ATTEMPT_TASK_FILE, ...poolShape(config.worker.slots), idleTimeout: 60_000, execArgv: attemptThreadExecArgv() });
+    // A claim loop stuck on an await (say, a pool connect that never returns) must turn the
+    // process not-ready rather than leave accepted runs waiting forever.
+    this.beat = context.services.readiness.watch('worker.claim', Math.max(30_000, config.worker.poll_seconds * 10_000));
     this.listener = new NotificationListener(databaseUrl, [CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER], (channel, payload) => this.onNotify(channel, payload), context.services.logger);
   }
 
@@ -60,6 +64,7 @@ export class WorkerHost implements Stoppable {
     this.claiming = this.claim()
       .catch((error: unknown) => this.services.logger.warn({ err: (error as Error).message }, 'claim failed; retrying at the next poll'))
       .finally(() => {
+        this.beat();
         this.claiming = null;
         if (this.again) {
           this.again = false;
@@ -95,6 +100,7 @@ export class WorkerHost implements Stoppable {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.services.readiness.unwatch('worker.claim');
     if (this.poller) clearInterval(this.poller);
     await this.claiming;
     const runners = [...this.running.values()];

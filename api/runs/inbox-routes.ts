@@ -43,6 +43,9 @@ export function inboxRoutes(): ApiRouteSpec[] {
           { workspaceId: ctx.workspaceId, threadId: ctx.params.thread_id, principal: ctx.principal, requestKey: ctx.request.headers['idempotency-key'] ?? null },
           { ...ctx.body, payload: ctx.body.payload as Record<string, unknown>, options: ctx.body.options as Record<string, unknown> | undefined },
           async (tx, result) => {
+            // links the request's log record to the entry and run it created
+            ctx.request.log.entry_id = result.entry.id;
+            if (result.run) ctx.request.log.run_id = result.run.id;
             response = { status: 201, body: toThreadBody(result) };
             await ctx.completeIdempotency(tx, response);
           },

@@ -169,6 +169,26 @@ test('inputs that could never start are refused when sent: unknown agent 404, un
   assert.equal(entries.map((e) => e.position), entries.map((_, i) => i + 1), 'refused inputs took no position');
 });
 
+test('logs link the request, the run and its attempt by id; message authors name the principal', async () => {
+  const posted = await send(f, 'log-link');
+  const run = await waitForRun(f, posted.body.run.id);
+  const records = f.service.logs.records;
+  const request = records.find((r) => r.msg === 'request' && r.run_id === run.id);
+  assert.ok(request, 'the request log record names the run it created');
+  assert.is(request!.entry_id, posted.body.entry.id);
+  assert.ok(records.some((r) => r.msg === 'attempt started' && r.run_id === run.id));
+  assert.ok(records.some((r) => r.msg === 'run sealed' && r.run_id === run.id && r.status === 'completed'));
+  const authors = await f.client.get(`/api/v1/sessions/${f.sessionId}/message-authors?entry_id=${posted.body.entry.id}&entry_id=ent_missing`);
+  assert.is(authors.status, 200);
+  assert.is(authors.body.items.length, 1);
+  assert.is(authors.body.items[0].entry_id, posted.body.entry.id);
+  assert.is(authors.body.items[0].principal.kind, 'api_key');
+  assert.is(authors.body.items[0].principal.status, 'active');
+  assert.is((await f.client.get(`/api/v1/sessions/${f.sessionId}/message-authors`)).status, 400);
+  const tooMany = Array.from({ length: 101 }, (_, i) => `entry_id=e${i}`).join('&');
+  assert.is((await f.client.get(`/api/v1/sessions/${f.sessionId}/message-authors?${tooMany}`)).status, 400);
+});
+
 test('run labels change with If-Match; lineage lists the run', async () => {
   const run = (await f.client.get(`/api/v1/runs?thread_id=${f.threadId}`)).body.items[0];
   const read = await f.client.get(`/api/v1/runs/${run.id}`);
