@@ -16,3 +16,4 @@ const startWorker: RoleStarter = async (services: Services, _server: HttpServer)
 export const workerStarters: RoleStarter[] = [startWorker];
 export { readItems, type ItemsQuery } from './runs/index.js';
 export { expireLeasesPass, advanceThreadsPass } from './sweeps/index.js';
+export { startFindingAnalysis, DEFAULT_MAX_TRACES, type AnalysisRequest } from './findings/index.js';

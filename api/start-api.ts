@@ -5,6 +5,7 @@ import { identityRoutes } from './identity/index.js';
 import { invitationAndResetRoutes } from './invitations/index.js';
 import { webhookRoutes } from './webhooks/index.js';
 import { docsRoutes, packageVersion } from './openapi/index.js';
+import { findingsRoutes } from './findings/index.js';
 import { modelRoutes, providerRoutes } from './providers/index.js';
 import { runEngineRoutes } from './runs/index.js';
 import { skillRoutes } from './skills/index.js';
@@ -12,7 +13,7 @@ import { isRawStreamRoute, registerStreamRoutes, streamRouteSpecs } from './stre
 
 /** Every API route, in one table: the router and the OpenAPI document are built from it. */
 export function apiRoutes(): ApiRouteSpec[] {
-  const table: ApiRouteSpec[] = [...identityRoutes(), ...providerRoutes(), ...modelRoutes(), ...runEngineRoutes(), ...agentRoutes(), ...skillRoutes(), ...webhookRoutes(), ...invitationAndResetRoutes()];
+  const table: ApiRouteSpec[] = [...identityRoutes(), ...providerRoutes(), ...modelRoutes(), ...runEngineRoutes(), ...agentRoutes(), ...skillRoutes(), ...webhookRoutes(), ...invitationAndResetRoutes(), ...findingsRoutes()];
   table.push(...streamRouteSpecs());
   table.push(...docsRoutes(() => table, packageVersion()));
   return table;

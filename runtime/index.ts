@@ -18,3 +18,4 @@ export * from './mail/index.js';
 export * from './outbox/index.js';
 export * from './agents/index.js';
 export * from './providers/index.js';
+export * from './findings/index.js';

@@ -1,4 +1,5 @@
 import { createStreamBus, type Services } from '../../runtime/index.js';
+import { recordAnalysisFindings } from '../findings/seal/index.js';
 import { ThreadActors } from './thread-actors.js';
 import type { EngineContext } from './engine-context.js';
 
@@ -11,7 +12,9 @@ const engines = new WeakMap<Services, EngineContext>();
 export function engineFor(services: Services): EngineContext {
   let engine = engines.get(services);
   if (!engine) {
-    engine = { services, bus: createStreamBus(services.kv), actors: new ThreadActors() };
+    // Seal hooks are fixed here, at engine creation, so every process that seals runs (worker,
+    // API cancel, expire_leases sweep) runs the same hooks whatever roles it serves.
+    engine = { services, bus: createStreamBus(services.kv), actors: new ThreadActors(), sealHooks: [recordAnalysisFindings] };
     engines.set(services, engine);
   }
   return engine;

@@ -95,6 +95,7 @@ export function sealAndAdvance(
         await advanceLocked(context, tx, { ...thread, current_run_id: null }, events);
       }
       await inTransaction?.(tx, done);
+      for (const hook of context.sealHooks) await hook(tx, done, context.services);
       events.thread((await lockThread(tx, run.workspace_id, thread.id))!);
       return done;
     });

@@ -64,6 +64,8 @@ export const ID_PREFIX = {
   outbox: 'obx',
   invitation: 'inv',
   request: 'req',
+  finding: 'fnd',
+  findingAnalysis: 'fan',
 } as const;
 
 /** Identifies one worker process in leases and attempt rows (host, pid and a random part). */

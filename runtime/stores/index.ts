@@ -25,3 +25,6 @@ export * from './outbox-kind-states.js';
 export * from './subscriptions.js';
 export * from './invitations.js';
 export * from './mail-links.js';
+export * from './findings.js';
+export * from './finding-analyses.js';
+export * from './finding-agents.js';

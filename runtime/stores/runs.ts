@@ -144,3 +144,23 @@ export async function setResumedBy(db: Queryable, runId: string, successorId: st
 export async function setHistoryEnd(db: Queryable, runId: string): Promise<void> {
   await db.query(`update runs set history_end = (select jsonb_array_length(t.message_history) from threads t where t.id = runs.thread_id) where id = $1`, [runId]);
 }
+
+/**
+ * The traces an analysis may read: sealed runs of the agent, newest first, created within the
+ * window, `limit` of them (callers ask one more to learn whether the selection was truncated).
+ * A read of the runs table kept here because it exists only for trace selection; it uses the
+ * runs store's row mapper and the runs_agent_created_idx index of migration 0006.
+ */
+export async function selectTraceRuns(
+  db: Queryable,
+  workspaceId: string,
+  filter: { agent_id: string; run_id?: string | null; started_after?: string | null; started_before?: string | null; limit: number },
+): Promise<RunRow[]> {
+  const result = await db.query(
+    `select * from runs where workspace_id = $1 and agent_id = $2 and status = any($3::text[])
+        and ($4::text is null or id = $4) and ($5::timestamptz is null or created_at > $5) and ($6::timestamptz is null or created_at < $6)
+      order by created_at desc, id desc limit $7`,
+    [workspaceId, filter.agent_id, SEALED_STATUSES, filter.run_id ?? null, filter.started_after ?? null, filter.started_before ?? null, filter.limit],
+  );
+  return result.rows.map(mapRun);
+}
