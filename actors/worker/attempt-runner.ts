@@ -34,6 +34,8 @@ export class AttemptRunner {
   private readonly sentSteer = new Set<string>();
   private readonly tail: LiveTail;
   private resolveDone!: () => void;
+  private readonly startedAt = performance.now();
+  private outcome = 'lost';
   readonly done = new Promise<void>((resolve) => (this.resolveDone = resolve));
 
   constructor(
@@ -155,6 +157,7 @@ export class AttemptRunner {
       const handed = await handOffRun(this.context.services.pool, this.run.id, this.attemptId);
       if (handed) {
         await endAttempt(this.context.services.pool, this.attemptId, 'handoff', false);
+        this.outcome = 'handoff';
         await this.context.services.pool.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, this.run.id]);
       }
       return this.end();
@@ -184,6 +187,8 @@ export class AttemptRunner {
       'run sealed',
     );
     await endAttempt(this.context.services.pool, this.attemptId, message.outcome, message.outcome === 'failed');
+    this.context.services.metrics.runsSealed.inc({ status: sealed.status });
+    this.outcome = message.outcome;
     this.end();
   }
 
@@ -204,6 +209,9 @@ export class AttemptRunner {
     if (this.finished) return;
     this.finished = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
+    const { metrics } = this.context.services;
+    metrics.attemptsEnded.inc({ outcome: this.lost ? 'lost' : this.outcome });
+    metrics.attemptDuration.observe((performance.now() - this.startedAt) / 1000);
     // Give the task a moment to read its cancel before the port closes.
     setTimeout(() => this.port?.close(), 1000).unref();
     this.resolveDone();

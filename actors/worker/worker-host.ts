@@ -81,8 +81,10 @@ export class WorkerHost implements Stoppable {
     for (const run of claimed) {
       const runner = new AttemptRunner(this.context, this.registry, this.pool, run);
       this.running.set(run.id, runner);
+      this.services.metrics.attemptsActive.set(this.running.size);
       void runner.done.then(() => {
         this.running.delete(run.id);
+        this.services.metrics.attemptsActive.set(this.running.size);
         this.wake();
       });
       void runner.start().catch((error: unknown) => this.services.logger.error({ run_id: run.id, err: error }, 'attempt start failed'));

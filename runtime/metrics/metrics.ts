@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * One registry per process (no module-level singleton). Label sets stay bounded: routes are
@@ -9,6 +9,14 @@ export interface Metrics {
   readonly registry: Registry;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: Histogram<'method' | 'route'>;
+  /** Runs sealed by this process, by final status (completed, failed, cancelled, waiting). */
+  readonly runsSealed: Counter<'status'>;
+  /** Attempts by how they ended (completed, failed, cancelled, waiting, handoff, lost). */
+  readonly attemptsEnded: Counter<'outcome'>;
+  /** Attempts this worker is executing now. */
+  readonly attemptsActive: Gauge;
+  /** Time from claim to the end of an attempt. */
+  readonly attemptDuration: Histogram;
 }
 
 export function createMetrics(options: { role: string; defaults?: boolean }): Metrics {
@@ -23,6 +31,15 @@ export function createMetrics(options: { role: string; defaults?: boolean }): Me
       help: 'HTTP request duration',
       labelNames: ['method', 'route'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    runsSealed: new Counter({ name: 'svc_runs_sealed_total', help: 'Runs sealed by this process', labelNames: ['status'], registers: [registry] }),
+    attemptsEnded: new Counter({ name: 'svc_attempts_ended_total', help: 'Attempts ended on this worker', labelNames: ['outcome'], registers: [registry] }),
+    attemptsActive: new Gauge({ name: 'svc_worker_attempts_active', help: 'Attempts executing on this worker', registers: [registry] }),
+    attemptDuration: new Histogram({
+      name: 'svc_attempt_duration_seconds',
+      help: 'Attempt duration from claim to end',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: [registry],
     }),
   };

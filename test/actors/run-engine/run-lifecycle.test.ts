@@ -169,6 +169,14 @@ test('inputs that could never start are refused when sent: unknown agent 404, un
   assert.equal(entries.map((e) => e.position), entries.map((_, i) => i + 1), 'refused inputs took no position');
 });
 
+test('run and attempt metrics count sealed runs and ended attempts', async () => {
+  const text = await f.service.services.metrics.registry.metrics();
+  assert.match(text, /svc_runs_sealed_total\{[^}]*status="completed"[^}]*\} [1-9]/);
+  assert.match(text, /svc_attempts_ended_total\{[^}]*outcome="completed"[^}]*\} [1-9]/);
+  assert.match(text, /svc_worker_attempts_active/);
+  assert.match(text, /svc_attempt_duration_seconds_count/);
+});
+
 test('logs link the request, the run and its attempt by id; message authors name the principal', async () => {
   const posted = await send(f, 'log-link');
   const run = await waitForRun(f, posted.body.run.id);
