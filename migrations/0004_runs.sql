@@ -95,7 +95,9 @@ create table runs (
   unique (workspace_id, id),
   foreign key (workspace_id, thread_id) references threads (workspace_id, id),
   foreign key (workspace_id, session_id) references sessions (workspace_id, id),
-  foreign key (workspace_id, parent_run_id) references runs (workspace_id, id)
+  foreign key (workspace_id, parent_run_id) references runs (workspace_id, id),
+  -- the pinned revision belongs to the run's agent, in the run's workspace
+  foreign key (workspace_id, agent_id, agent_revision_id) references agent_revisions (workspace_id, agent_id, id)
 );
 -- at most one run of a thread is accepted or running at a time (RUNS.md invariant 1)
 create unique index runs_one_active_per_thread on runs (thread_id) where status in ('accepted', 'running');
@@ -130,7 +132,10 @@ create table inbox_entries (
   unique (workspace_id, id),
   -- positions are unique per thread (gap-free by construction: next_position under the lock)
   unique (thread_id, position),
-  foreign key (workspace_id, thread_id) references threads (workspace_id, id)
+  foreign key (workspace_id, thread_id) references threads (workspace_id, id),
+  foreign key (workspace_id, agent_id) references agents (workspace_id, id),
+  -- a pinned revision must be one of the entry's agent (MATCH SIMPLE: unpinned entries skip it)
+  foreign key (workspace_id, agent_id, agent_revision_id) references agent_revisions (workspace_id, agent_id, id)
 );
 create index inbox_entries_pending_idx on inbox_entries (thread_id, position) where status = 'pending';
 
