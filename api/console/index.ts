@@ -1,0 +1,1 @@
+export { consoleRoutes, CONSOLE_CSP } from './console-routes.js';
