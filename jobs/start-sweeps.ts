@@ -30,7 +30,13 @@ const pollSeconds = (interval: number) => Math.min(10, Math.max(0.5, interval / 
  */
 export async function startSweeps(context: JobContext): Promise<Stoppable> {
   const { services } = context;
-  const boss = new PgBoss({ db: { executeSql: (text, values) => services.pool.query(text, values) }, schema: PGBOSS_SCHEMA });
+  // pg-boss shares the process pool. Its timers can still fire while the process closes that
+  // pool at shutdown, and one such query rejected outside pg-boss's own error handling once
+  // crashed a test process ("Cannot use a pool after calling end on the pool"); once the pool
+  // is ending, pg-boss's statements answer an empty result instead — the process is stopping.
+  const executeSql = (text: string, values?: unknown[]) =>
+    (services.pool as unknown as { ending?: boolean }).ending ? Promise.resolve({ rows: [], rowCount: 0 }) : services.pool.query(text, values);
+  const boss = new PgBoss({ db: { executeSql: executeSql as never }, schema: PGBOSS_SCHEMA });
   boss.on('error', (error) => services.logger.warn({ err: error.message }, 'pg-boss error'));
   await boss.start();
   const timers: NodeJS.Timeout[] = [];
