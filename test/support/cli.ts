@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { testWorkDir } from './work-dir.js';
 
 export const MAIN = fileURLToPath(new URL('../../main.js', import.meta.url));
 
@@ -13,7 +14,7 @@ export interface CliResult {
 export function runCliProcess(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN, ...args], {
-      cwd: options.cwd ?? process.cwd(),
+      cwd: options.cwd ?? testWorkDir(),
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_LOGGING__LEVEL: 'warn', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

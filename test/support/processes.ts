@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { MAIN } from './cli.js';
 import { freePort } from './ports.js';
+import { testWorkDir } from './work-dir.js';
 
 /** A real svc-service process (the compiled bin) with its output captured. */
 export interface ServiceProcess {
@@ -14,6 +15,7 @@ export interface ServiceProcess {
 export async function spawnService(role: 'all' | 'control' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN, 'run', '--role', role], {
+    cwd: testWorkDir(),
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SVC_SERVER__PORT: String(port), SVC_LOGGING__LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

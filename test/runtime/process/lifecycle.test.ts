@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { MAIN } from '../../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { freePort } from '../../support/ports.js';
+import { testWorkDir } from '../../support/work-dir.js';
 
 const test = suite('runtime/process/lifecycle');
 let db: TestDatabase;
@@ -18,6 +19,7 @@ test.after(async () => {
 test('run migrates at startup, serves, and shuts down cleanly on SIGTERM (exit 0)', async () => {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN, 'run'], {
+    cwd: testWorkDir(),
     env: { PATH: process.env.PATH ?? '', SVC_DATABASE__URL: db.url, SVC_SERVER__PORT: String(port), SVC_LOGGING__LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createLogger, startEmbeddedPostgres } from '../../../runtime/index.js';
+import { freePort } from '../../support/ports.js';
+
+const test = suite('runtime/db/embedded-postgres');
+const dirs: string[] = [];
+const logger = createLogger({ level: 'silent' });
+const scratch = (mode: number): string => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-embedded-'));
+  chmodSync(dir, mode);
+  dirs.push(dir);
+  return dir;
+};
+
+test.after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function selectOne(url: string): Promise<unknown> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query('select 1 as one')).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+test('starts a real PostgreSQL in data/ even when data/ was created owner-only; a second caller reuses it', async () => {
+  const data = join(scratch(0o755), 'data');
+  mkdirSync(data, { mode: 0o700 });
+  writeFileSync(join(data, 'keyring.json'), '{}', { mode: 0o600 });
+  const directory = join(data, 'postgres');
+  const port = await freePort();
+  const first = await startEmbeddedPostgres({ directory, port, logger });
+  try {
+    assert.is(first.owned, true);
+    assert.equal(await selectOne(first.url), [{ one: 1 }]);
+    assert.ok(existsSync(join(directory, 'PG_VERSION')), 'the data directory is where it was asked for');
+    const second = await startEmbeddedPostgres({ directory, port, logger });
+    assert.is(second.owned, false, 'a running server on the same data directory is reused');
+    assert.is(second.url, first.url);
+  } finally {
+    await first.stop();
+  }
+});
+
+test('as root, a data directory below a private folder moves to a reachable place instead of failing', async () => {
+  if (process.getuid?.() !== 0) return; // only root runs the server as another OS user
+  const directory = join(scratch(0o700), 'data', 'postgres');
+  const moved = join('/var/lib/svc-service/embedded', createHash('sha256').update(directory).digest('hex').slice(0, 16));
+  dirs.push(moved);
+  const server = await startEmbeddedPostgres({ directory, port: await freePort(), logger });
+  try {
+    assert.equal(await selectOne(server.url), [{ one: 1 }]);
+    assert.ok(existsSync(join(moved, 'postgres', 'PG_VERSION')));
+  } finally {
+    await server.stop();
+  }
+});
+
+test.run();
