@@ -58,7 +58,13 @@ export async function startTestService(options: { databaseUrl: string; role?: Ro
   let server: HttpServer | undefined;
   // Every role builds one HttpServer and hands it to its starters: the first one keeps it.
   const captureServer: RoleStarter = async (_services, httpServer) => void (server ??= httpServer);
-  const running = await startService(loaded, options.role ?? 'all', { control: [captureServer, ...apiStarters, ...jobStarters], worker: [captureServer, ...workerStarters] }, logger);
+  let running: RunningService;
+  try {
+    running = await startService(loaded, options.role ?? 'all', { control: [captureServer, ...apiStarters, ...jobStarters], worker: [captureServer, ...workerStarters] }, logger);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     ...running,
     url: `http://127.0.0.1:${running.port}`,

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,6 +11,10 @@ let dir: string | null = null;
  * the control process wrote) and never land in the repository.
  */
 export function testWorkDir(): string {
-  dir ??= mkdtempSync(join(tmpdir(), 'svc-procs-'));
+  if (dir === null) {
+    const created = mkdtempSync(join(tmpdir(), 'svc-procs-'));
+    dir = created;
+    process.on('exit', () => rmSync(created, { recursive: true, force: true }));
+  }
   return dir;
 }

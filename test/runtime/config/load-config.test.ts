@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -102,5 +102,7 @@ test('environment variables without a double underscore are not configuration', 
   const { config } = loadConfig({ env: { SVC_TEST_SOMETHING: '1', SVC_CONFIG: 'x' }, cwd: dir });
   assert.is(config.worker.slots, 8);
 });
+
+test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test.run();
