@@ -85,6 +85,9 @@ export function enqueueInput(
       const { position } = locked;
       let thread = locked.thread;
       const resolved = await checkInput(tx, target.workspaceId, input);
+      // An idle thread starts a run for this entry at once: the entry is inserted assigned to
+      // the run id chosen here, which the run is then created with.
+      const runId = thread.current_run_id === null ? newId(ID_PREFIX.run) : undefined;
       let entry = await insertEntry(tx, {
         id: newId(ID_PREFIX.inboxEntry),
         workspace_id: target.workspaceId,
@@ -99,14 +102,15 @@ export function enqueueInput(
         principal_id: target.principal.id,
         origin_run_id: null,
         request_key: target.requestKey,
+        ...(runId ? { assigned_run_id: runId } : {}),
       });
       let run: RunRow | null = null;
-      if (thread.current_run_id === null) {
-        const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, resolved);
+      if (runId) {
+        const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, resolved, runId);
         run = started.run;
         entry = started.entry;
         thread = started.thread;
-      } else if (entry.delivery === 'steer') {
+      } else if (entry.delivery === 'steer' && thread.current_run_id !== null) {
         const current = await getRunById(tx, thread.current_run_id);
         if (current?.status === 'running') await tx.query('select pg_notify($1, $2)', [CHANNEL_STEER, current.id]);
       }

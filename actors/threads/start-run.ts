@@ -31,11 +31,20 @@ export type ResolvedRevision = Awaited<ReturnType<typeof resolveAgentRevision>>;
  * entry becomes assigned; the thread's current run is set; workers are woken by a NOTIFY that
  * PostgreSQL delivers only when this transaction commits.
  */
-export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, entry: InboxEntry, maxAttempts: number, resolved?: ResolvedRevision): Promise<StartedRun> {
+export async function startRunForEntry(
+  tx: pg.PoolClient,
+  thread: ThreadRow,
+  entry: InboxEntry,
+  maxAttempts: number,
+  resolved?: ResolvedRevision,
+  runId: string = newId(ID_PREFIX.run),
+): Promise<StartedRun> {
   const { agent, revision } = resolved ?? (await resolveAgentRevision(tx, thread.workspace_id, entry.agent_id, entry.agent_revision_id ?? undefined));
   const options = entry.options as RunOptions;
+  // The NOTIFY that wakes workers is sent by the insert itself; PostgreSQL delivers it only
+  // when this transaction commits.
   const run = await insertRun(tx, {
-    id: newId(ID_PREFIX.run),
+    id: runId,
     workspace_id: thread.workspace_id,
     session_id: thread.session_id,
     thread_id: thread.id,
@@ -54,10 +63,10 @@ export async function startRunForEntry(tx: pg.PoolClient, thread: ThreadRow, ent
     options: entry.options,
     config: effectiveConfig(revision.config as Record<string, unknown>, options),
     resume: null,
-  });
-  const assigned = await updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: run.id });
+  }, CHANNEL_RUN_ACCEPTED);
+  // An entry inserted for this very run is born assigned (saves a round trip on the inbox path).
+  const assigned = entry.assigned_run_id === run.id ? entry : await updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: run.id });
   const after = await setThreadRuns(tx, thread.id, run.id);
-  await tx.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, run.id]);
   await publishEvent(tx, { workspace_id: run.workspace_id, type: 'run.accepted', data: { run: runView(run) } });
   return { run, entry: assigned, thread: after };
 }

@@ -70,18 +70,22 @@ export function runView(run: RunRow): Record<string, unknown> {
 export async function insertRun(
   db: Queryable,
   row: Pick<RunRow, 'id' | 'workspace_id' | 'session_id' | 'thread_id' | 'agent_id' | 'agent_revision_id' | 'revision_selection' | 'trigger' | 'lineage' | 'parent_run_id' | 'source_entry_id' | 'principal_id' | 'max_attempts' | 'labels' | 'input' | 'options' | 'config' | 'resume'> & { checkpoint_key?: string | null; checkpoint_seq?: number; next_ordinal?: number },
+  /** A NOTIFY channel told the run id in the same statement (delivered when the transaction commits). */
+  notifyChannel?: string,
 ): Promise<RunRow> {
   const result = await db.query(
-    `insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
+    `with inserted as (insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
        parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal,
        history_start)
      values ($1, $2, $3, $4, $5, $6, $7, 'accepted', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-       (select jsonb_array_length(message_history) from threads where id = $4)) returning *`,
+       (select jsonb_array_length(message_history) from threads where id = $4)) returning *)
+     select inserted.* from inserted
+       left join lateral (select pg_notify($22, inserted.id) where $22::text is not null) notified on true`,
     [
       row.id, row.workspace_id, row.session_id, row.thread_id, row.agent_id, row.agent_revision_id, row.revision_selection, row.trigger, row.lineage,
       row.parent_run_id, row.source_entry_id, row.principal_id, row.max_attempts, JSON.stringify(row.labels), JSON.stringify(row.input),
       JSON.stringify(row.options), JSON.stringify(row.config), row.resume === null ? null : JSON.stringify(row.resume),
-      row.checkpoint_key ?? null, row.checkpoint_seq ?? 0, row.next_ordinal ?? 1,
+      row.checkpoint_key ?? null, row.checkpoint_seq ?? 0, row.next_ordinal ?? 1, notifyChannel ?? null,
     ],
   );
   return mapRun(result.rows[0]);

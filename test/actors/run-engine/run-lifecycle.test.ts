@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ModelScript } from '../../../bench/model-server.js';
+import pg from 'pg';
 import { send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 
 const test = suite('actors/run-engine/run-lifecycle');
@@ -195,6 +196,25 @@ test('logs link the request, the run and its attempt by id; message authors name
   assert.is((await f.client.get(`/api/v1/sessions/${f.sessionId}/message-authors`)).status, 400);
   const tooMany = Array.from({ length: 101 }, (_, i) => `entry_id=e${i}`).join('&');
   assert.is((await f.client.get(`/api/v1/sessions/${f.sessionId}/message-authors?${tooMany}`)).status, 400);
+});
+
+test('starting a run notifies the workers when the transaction commits (they do not wait for a poll)', async () => {
+  const listener = new pg.Client({ connectionString: f.db.url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on('notification', (n) => heard.push(`${n.channel}:${n.payload}`));
+  await listener.query('listen svc_run_accepted');
+  try {
+    const posted = await send(f, 'notify-me');
+    await until(() => heard, (h) => h.includes(`svc_run_accepted:${posted.body.run.id}`), 5000);
+    assert.is(heard.filter((h) => h.endsWith(posted.body.run.id)).length, 1);
+    const entry = posted.body.entry;
+    assert.is(entry.status, 'assigned');
+    assert.is(entry.assigned_run_id, posted.body.run.id);
+    await waitForRun(f, posted.body.run.id);
+  } finally {
+    await listener.end();
+  }
 });
 
 test('run labels change with If-Match; lineage lists the run', async () => {
