@@ -167,7 +167,7 @@ async function launchChromium(profile: string): Promise<{ child: ChildProcess; c
     '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`,
     '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1', '--remote-debugging-port=0', 'about:blank',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  ], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   let stderr = '';
   const browserUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`chromium did not open DevTools:\n${stderr.slice(-2000)}`)), 30_000);
@@ -269,10 +269,17 @@ test('in headless Chromium: sign in, pick the agent, send, watch the reply strea
     assert.equal(problems.filter((l) => !/ERR_CONNECTION|Failed to load resource|network error/i.test(l)), [], 'no CSP violations or uncaught errors');
   } finally {
     cdp.close();
-    child.kill('SIGKILL');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
-    rmSync(profile, { recursive: true, force: true });
     await proxy.close();
+    // Chromium runs helper processes (renderer, zygote) in its process group: end them all
+    // before removing the profile they write to.
+    const exited = child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve));
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+    await exited;
+    rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 });
 

@@ -61,12 +61,12 @@ function renderInChromium(url: string): Promise<{ dom: string; log: string; code
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     child.on('error', (error) => {
       clearTimeout(timer);
-      rmSync(profile, { recursive: true, force: true });
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
       reject(error);
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      rmSync(profile, { recursive: true, force: true });
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
       resolve({ dom, log, code });
     });
   });
