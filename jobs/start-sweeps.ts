@@ -30,12 +30,13 @@ const pollSeconds = (interval: number) => Math.min(10, Math.max(0.5, interval / 
  */
 export async function startSweeps(context: JobContext): Promise<Stoppable> {
   const { services } = context;
-  // pg-boss shares the process pool. Its timers can still fire while the process closes that
-  // pool at shutdown, and one such query rejected outside pg-boss's own error handling once
-  // crashed a test process ("Cannot use a pool after calling end on the pool"); once the pool
-  // is ending, pg-boss's statements answer an empty result instead — the process is stopping.
+  // pg-boss shares the process pool. Its work can still finish (and complete its job) while the
+  // process closes that pool at shutdown; a query on an ended pool rejects outside pg-boss's
+  // error handling and once crashed a test process ("Cannot use a pool after calling end on
+  // the pool"). Once the pool is ending, statements answer undefined — exactly what pg-boss's
+  // own Db.executeSql answers after it was closed, which its callers handle.
   const executeSql = (text: string, values?: unknown[]) =>
-    (services.pool as unknown as { ending?: boolean }).ending ? Promise.resolve({ rows: [], rowCount: 0 }) : services.pool.query(text, values);
+    (services.pool as unknown as { ending?: boolean }).ending ? Promise.resolve(undefined) : services.pool.query(text, values);
   const boss = new PgBoss({ db: { executeSql: executeSql as never }, schema: PGBOSS_SCHEMA });
   boss.on('error', (error) => services.logger.warn({ err: error.message }, 'pg-boss error'));
   await boss.start();
