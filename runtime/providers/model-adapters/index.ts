@@ -27,8 +27,8 @@ export type { AwsCredentials, FetchLike, ModelEndpoint, StreamOptions } from './
 export const MODEL_APIS = ['openai-chat', 'openai-responses', 'anthropic-messages', 'gemini-generate', 'bedrock-converse', 'cohere-chat'] as const;
 export type ModelApi = (typeof MODEL_APIS)[number];
 
-export function isModelApi(value: string): value is ModelApi {
-  return (MODEL_APIS as readonly string[]).includes(value);
+export function isModelApi(value: unknown): value is ModelApi {
+  return typeof value === 'string' && (MODEL_APIS as readonly string[]).includes(value);
 }
 
 export function wireProtocol(api: ModelApi): WireProtocol {
