@@ -80,11 +80,10 @@ export function sealAndAdvance(
       const done = await sealRun(tx, run.id, attemptId, change);
       if (!done) return undefined;
       events.run(done);
-      if (change.status !== 'cancelled' || done.source_entry_id) {
-        if (done.source_entry_id && change.status !== 'waiting') {
-          const status = change.status === 'completed' ? 'completed' : 'failed';
-          events.entry(await updateEntry(tx, done.source_entry_id, { status, finished: true, ...(done.failure ? { failure: done.failure } : {}) }));
-        }
+      // The input is finished with its run; a waiting run keeps its entry assigned for the successor.
+      if (done.source_entry_id && change.status !== 'waiting') {
+        const status = change.status === 'completed' ? 'completed' : 'failed';
+        events.entry(await updateEntry(tx, done.source_entry_id, { status, finished: true, ...(done.failure ? { failure: done.failure } : {}) }));
       }
       await appendThreadHistory(tx, thread.id, history);
       await setHistoryEnd(tx, done.id);

@@ -13,8 +13,7 @@ import {
   type RunRow,
   type ThreadRow,
 } from '../../runtime/index.js';
-import { CHANNEL_RUN_ACCEPTED } from '../engine/index.js';
-import { effectiveConfig, type RunOptions } from '../engine/index.js';
+import { CHANNEL_RUN_ACCEPTED, effectiveConfig, type RunOptions } from '../engine/index.js';
 
 export interface StartedRun {
   run: RunRow;

@@ -56,7 +56,9 @@ export class AttemptRunner {
       { run_id: this.run.id, attempt_id: this.attemptId, attempt: this.run.attempts, thread_id: this.run.thread_id, workspace_id: this.run.workspace_id },
       'attempt started',
     );
-    await this.context.bus.publish(this.run.thread_id, [{ type: 'run.status', run_id: this.run.id, status: 'running', run: runView(this.run) }]);
+    // Not awaited: it stays off the path to the first token, and later events of this run
+    // still follow it (one Redis connection keeps command order; the memory bus is synchronous).
+    void this.context.bus.publish(this.run.thread_id, [{ type: 'run.status', run_id: this.run.id, status: 'running', run: runView(this.run) }]);
     let start: AttemptStart;
     try {
       start = await prepareAttempt(this.context.services, this.registry, this.run);
