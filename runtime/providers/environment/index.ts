@@ -13,3 +13,4 @@ export { e2bEnvironmentClient, connectEnvelope } from './e2b/index.js';
 export { vercelEnvironmentClient } from './vercel/index.js';
 export { tarOneFile, firstTarEntry, tarEntryContent } from './tar-entry.js';
 export { cloudflareEnvironmentClient } from './cloudflare/index.js';
+export { modalEnvironmentClient, MODAL_WORKDIR, MODAL_PROTO, MODAL_SERVICE, modalMethods, encodeMessage, decodeMessage } from './modal/index.js';
