@@ -60,6 +60,12 @@ export interface FakeModal {
 type Reply = { error: grpc.ServiceError } | { value: Record<string, unknown> } | { stream: Array<Record<string, unknown>> } | 'stall';
 
 const statusError = (code: grpc.status, details: string): grpc.ServiceError => Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
+/** Waits for `done` or a poll's `seconds` (Modal's long polls answer at their timeout). */
+async function waitFor(done: Promise<void>, seconds: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0.05, seconds) * 1000)))]);
+  clearTimeout(timer);
+}
 const id = (prefix: string) => `${prefix}-${randomBytes(8).toString('hex')}`;
 
 export async function startFakeModal(): Promise<FakeModal> {
@@ -208,7 +214,7 @@ export async function startFakeModal(): Promise<FakeModal> {
       case 'ContainerExecGetOutput': {
         const exec = execs.get(r.exec_id);
         if (!exec) return { error: statusError(grpc.status.NOT_FOUND, `Exec ${r.exec_id} not found`) };
-        if (!exec.completed) await Promise.race([exec.done, new Promise((resolve) => setTimeout(resolve, Math.max(0.05, r.timeout) * 1000))]);
+        if (!exec.completed) await waitFor(exec.done, r.timeout);
         if (!exec.completed) return { stream: [] }; // the poll's timeout: ask again
         const text = r.file_descriptor === 2 ? exec.answer.stderr : exec.answer.stdout;
         const items = text ? [{ file_descriptor: r.file_descriptor, message_bytes: Buffer.from(text) }] : [];
@@ -217,7 +223,7 @@ export async function startFakeModal(): Promise<FakeModal> {
       case 'ContainerExecWait': {
         const exec = execs.get(r.exec_id);
         if (!exec) return { error: statusError(grpc.status.NOT_FOUND, `Exec ${r.exec_id} not found`) };
-        if (!exec.completed) await Promise.race([exec.done, new Promise((resolve) => setTimeout(resolve, Math.max(0.05, r.timeout) * 1000))]);
+        if (!exec.completed) await waitFor(exec.done, r.timeout);
         return { value: exec.completed ? { completed: true, exit_code: exec.exit_code } : { completed: false } };
       }
       case 'ContainerFilesystemExec': {
