@@ -10,7 +10,7 @@ import { sharedSchemaCompiler } from './json-schema.js';
 import { compileOutputSpec, type OutputChecker } from './output-spec.js';
 import { reviewerSetup, type ReviewerSetup } from './reviewer.js';
 import type { HostPort } from './attempt-port.js';
-import { addConnectionTools, buildToolCatalog, memoryResource, recallPrompt, skillsPrompt, ToolsetUnavailable, type ToolCatalog } from './tools/index.js';
+import { addConnectionTools, buildToolCatalog, ENVIRONMENT_TOOLSET, memoryResource, recallPrompt, skillsPrompt, ToolsetUnavailable, type ToolCatalog } from './tools/index.js';
 
 export interface AttemptSetup {
   config: AgentConfig;
@@ -66,7 +66,7 @@ export async function prepareAttempt(start: AttemptStart, host: HostPort, signal
       throw err;
     }
   }
-  const promptSections = [skillsPrompt(resources.skills ?? []), recalled].filter((s) => s !== '');
+  const promptSections = [skillsPrompt(resources.skills ?? [], resources.families?.[ENVIRONMENT_TOOLSET] !== undefined), recalled].filter((s) => s !== '');
   return { ok: true, setup: { config: read.config, catalog, output, reviewer, promptSections, close } };
 }
 
