@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { readSkillFile } from '../agents/skill-operations.js';
+import { readSkillFile } from '../agents/index.js';
 import { AppError } from '../errors/index.js';
 import { EnvironmentPathError } from '../providers/index.js';
 import { getSkillRevision, listPlacedSkillPackages, recordPlacedSkillPackage, type EnvironmentRow } from '../stores/index.js';

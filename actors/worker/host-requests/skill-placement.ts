@@ -5,7 +5,7 @@
 // and their missing revisions written under /skills/<folder>/ (runtime/environments).
 import { placeSkillPackages, skillPackagesPlaced, type EnvironmentRow, type EnvironmentRuntime, type RunRow, type Services } from '../../../runtime/index.js';
 import { skillFolders } from '../../attempt/index.js';
-import { prepareSkills } from '../tool-resources/skill-resources.js';
+import { prepareSkills } from './skill-summaries.js';
 
 export async function placeRunSkills(ctx: { services: Services; run: RunRow; environments: EnvironmentRuntime; signal?: AbortSignal }, env: EnvironmentRow): Promise<void> {
   const pinned = (ctx.run.config.skills as Array<{ skill_id: string; revision_id: string }> | undefined) ?? [];
