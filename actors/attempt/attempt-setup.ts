@@ -66,8 +66,14 @@ export async function prepareAttempt(start: AttemptStart, host: HostPort, signal
       throw err;
     }
   }
-  const promptSections = [skillsPrompt(resources.skills ?? [], resources.families?.[ENVIRONMENT_TOOLSET] !== undefined), recalled].filter((s) => s !== '');
+  const promptSections = [skillsPrompt(resources.skills ?? [], skillsRootOf(resources.families?.[ENVIRONMENT_TOOLSET])), recalled].filter((s) => s !== '');
   return { ok: true, setup: { config: read.config, catalog, output, reviewer, promptSections, close } };
+}
+
+/** Where the environment keeps the skill packages, from the environment family's resources. */
+function skillsRootOf(environment: unknown): string | undefined {
+  const root = (environment as { skills_root?: unknown } | undefined)?.skills_root;
+  return typeof root === 'string' ? root : undefined;
 }
 
 function fail(code: string, message: string): SetupResult {

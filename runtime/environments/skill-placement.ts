@@ -1,19 +1,18 @@
 import { posix } from 'node:path';
 import { readSkillFile } from '../agents/index.js';
 import { AppError } from '../errors/index.js';
-import { EnvironmentPathError } from '../providers/index.js';
+import { EnvironmentPathError, skillPackagesRoot } from '../providers/index.js';
 import { getSkillRevision, listPlacedSkillPackages, recordPlacedSkillPackage, type EnvironmentRow } from '../stores/index.js';
 import { instanceOf, providerClient, vendorProblem, type EnvironmentRuntime } from './environment-runtime.js';
 
 // Skill packages in environments (TOOLS.md "Skills in runs": with an environment, the packages
-// are also placed under /skills/<name>/). On the worker host, when a run's environment is
+// are also placed under /skills/<name>/; skillPackagesRoot says where a type keeps them). On the worker host, when a run's environment is
 // mounted: each pinned package whose revision is not yet in the environment (under that
 // folder) has its files written there through the type's own file API (the local type maps
 // /skills to a folder of its own; the vendor types upload), then is recorded in
 // environment_skill_packages, so a thread's later runs with the same revision upload nothing.
 // A package of another revision is written over the older one's files.
 
-export const SKILLS_ROOT = '/skills';
 const FILE_CALL_TIMEOUT_MS = 60_000;
 
 export interface SkillPackagePlacement {
@@ -49,7 +48,7 @@ export async function placeSkillPackages(rt: EnvironmentRuntime, env: Environmen
         const content = await readSkillFile(rt.services.objects, revision, file.path);
         const bound = AbortSignal.timeout(FILE_CALL_TIMEOUT_MS);
         try {
-          await client.writeFile(instance, posix.join(SKILLS_ROOT, p.folder, file.path), content, signal ? AbortSignal.any([bound, signal]) : bound);
+          await client.writeFile(instance, posix.join(skillPackagesRoot(env.type), p.folder, file.path), content, signal ? AbortSignal.any([bound, signal]) : bound);
         } catch (error) {
           if (error instanceof EnvironmentPathError) throw new AppError('unavailable', `placing skill ${p.folder} in the environment: ${error.message}`, { details: { reason: 'refused' } });
           throw vendorProblem(error, `place skill ${p.folder} in the environment`);

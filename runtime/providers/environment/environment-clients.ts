@@ -23,6 +23,15 @@ export const ENVIRONMENT_CLIENTS: Readonly<Record<string, EnvironmentClientFacto
   modal: modalEnvironmentClient,
 });
 
+/**
+ * Where a type's environments hold the run's skill packages (TOOLS.md "Skills in runs":
+ * /skills/<name>/). The Cloudflare bridge reaches nothing outside /workspace, so its packages
+ * go to /workspace/.skills; the prompt names the folder either way.
+ */
+export function skillPackagesRoot(type: string): string {
+  return type === 'cloudflare-sandbox' ? '/workspace/.skills' : '/skills';
+}
+
 export function environmentClientFactory(type: string): EnvironmentClientFactory | undefined {
   return Object.hasOwn(ENVIRONMENT_CLIENTS, type) ? ENVIRONMENT_CLIENTS[type] : undefined;
 }

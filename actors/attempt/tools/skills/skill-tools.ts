@@ -9,9 +9,6 @@ import { ToolError, type ServerTool } from '../tool-types.js';
 export const READ_SKILL_FILE_TOOL = 'read_skill_file';
 export const SKILLS_TOOLSET = 'skills';
 
-/** Where a run's skill packages are placed in its environment (TOOLS.md "Skills in runs"). */
-export const ENVIRONMENT_SKILLS_ROOT = '/skills';
-
 /**
  * The folder of each skill under /skills, in order: its name made a safe path component
  * (characters other than letters, digits, `.`, `_` and `-` become `-`), unique in the run. The
@@ -31,16 +28,16 @@ export function skillFolders(skills: readonly Pick<SkillSummary, 'name'>[]): str
 
 /**
  * The system prompt section that introduces the pinned skills; empty without skills. With an
- * environment, it also says where each package is in it.
+ * environment (`skillsRoot`: where its type keeps the packages), it also says where each is.
  */
-export function skillsPrompt(skills: readonly SkillSummary[], inEnvironment = false): string {
+export function skillsPrompt(skills: readonly SkillSummary[], skillsRoot?: string): string {
   if (skills.length === 0) return '';
   const folders = skillFolders(skills);
-  const lines = skills.map((s, i) => `- ${s.name}: ${s.description || '(no description)'}${inEnvironment ? ` (files in your environment at ${ENVIRONMENT_SKILLS_ROOT}/${folders[i]}/)` : ''}`);
+  const lines = skills.map((s, i) => `- ${s.name}: ${s.description || '(no description)'}${skillsRoot ? ` (files in your environment at ${skillsRoot}/${folders[i]}/)` : ''}`);
   return [
     'You have these skills. Each is a package of files; its SKILL.md explains when and how to use it.',
     `Read a skill's files with the ${READ_SKILL_FILE_TOOL} tool (skill name and file path, e.g. "SKILL.md") before you use it.`,
-    ...(inEnvironment ? [`Each package is also placed in your environment under ${ENVIRONMENT_SKILLS_ROOT}/<folder>/ (read-only there where the environment allows), so its scripts can be run with the shell.`] : []),
+    ...(skillsRoot ? [`Each package is also placed in your environment under ${skillsRoot}/<folder>/, so its scripts can be run with the shell.`] : []),
     ...lines,
   ].join('\n');
 }
