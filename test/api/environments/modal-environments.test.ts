@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ModelScript } from '../../../bench/model-server.js';
+import { query } from '../../support/database.js';
 import { send, startRunFixture, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 import { MODAL_TOKEN_ID, MODAL_TOKEN_SECRET, startFakeModal, type FakeModal } from '../../support/vendors/modal.js';
 
@@ -105,6 +106,25 @@ test('a run\'s shell, write_file, read_file and list_files go to the sandbox; a 
   const deleted = await f.client.delete(`/api/v1/environments/${env.id}`);
   assert.is(deleted.body.status, 'deleted');
   assert.ok(sandbox.terminated);
+});
+
+test('a sandbox past its lifetime (Modal ends it at timeout_secs; no renewal exists) is replaced at the thread\'s next run', async () => {
+  const template = await f.client.post('/api/v1/environment-templates', { name: 'py-expiring', provider_id: providerId, config: { image: 'python:3.12', timeout_seconds: 600 } });
+  const agent = await f.client.post('/api/v1/agents', { name: 'modal-expiring', config: { model: 'fast', default_environment_template_id: template.body.id, toolsets: { environment: { enabled: true } } } });
+  vendor.onCommand = () => ({ stdout: 'ok\n', exit: 0 });
+  const threadId = (await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {})).body.id;
+  scripts.set('modal-life-1', [call('c1', 'shell', { command: 'true' }), { type: 'text', text: 'one' }]);
+  const first = await waitForRun(f, (await send(f, 'modal-life-1', { agent_id: agent.body.id }, threadId)).body.run.id);
+  assert.is(first.status, 'completed', JSON.stringify(first.failure));
+  const old = (await f.client.get(`/api/v1/environments/${first.environment_mounts[0].environment_id}`)).body;
+  assert.ok(old.expires_at && Math.abs(Date.parse(old.expires_at) - (Date.now() + 600_000)) < 30_000, 'expires_at is the end of timeout_seconds');
+  await query(f.db.url, `update environments set expires_at = now() - interval '1 second' where id = $1`, [old.id]);
+  scripts.set('modal-life-2', [call('c2', 'shell', { command: 'true' }), { type: 'text', text: 'two' }]);
+  const second = await waitForRun(f, (await send(f, 'modal-life-2', { agent_id: agent.body.id }, threadId)).body.run.id);
+  assert.is(second.status, 'completed', JSON.stringify(second.failure));
+  assert.is.not(second.environment_mounts[0].environment_id, old.id);
+  assert.is((await f.client.get(`/api/v1/environments/${old.id}`)).body.status, 'deleted');
+  assert.ok(vendor.sandboxes.get(old.vendor_id)!.terminated, 'the expired sandbox is terminated at Modal');
 });
 
 test('Modal errors: a failed image build or a wrong token leave the environment failed with a code; a run needing it fails with environment_unavailable', async () => {
