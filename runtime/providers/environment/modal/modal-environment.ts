@@ -133,7 +133,8 @@ export const modalEnvironmentClient: EnvironmentClientFactory = (provider, setti
     } catch (error) {
       if (!(error instanceof EnvironmentVendorError && error.failure === 'timeout' && bound.aborted && !signal.aborted)) throw error;
     }
-    const timedOut = !completed || Date.now() - started >= timeoutSecs * 1000;
+    // Not completed by the deadline, or ended by Modal at timeout_secs (no clean exit by then).
+    const timedOut = !completed || (Date.now() - started >= timeoutSecs * 1000 && exitCode !== 0);
     if (pidFile !== null && (timedOut || signal.aborted)) {
       // Modal ends the exec at timeout_secs; what the command started in the background goes too.
       await api().unary('ContainerExec', { task_id: taskId, command: ['/bin/sh', '-c', TREE_KILLER, 'svc-kill', pidFile], timeout_secs: 30 }, AbortSignal.timeout(30_000), 'killing the command').catch(() => undefined);
