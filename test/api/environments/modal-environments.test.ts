@@ -127,6 +127,31 @@ test('a sandbox past its lifetime (Modal ends it at timeout_secs; no renewal exi
   assert.ok(vendor.sandboxes.get(old.vendor_id)!.terminated, 'the expired sandbox is terminated at Modal');
 });
 
+test('a sandbox Modal no longer knows (NOT_FOUND): the shell call is a tool error the model sees, and the run goes on', async () => {
+  const template = await f.client.post('/api/v1/environment-templates', { name: 'py-gone', provider_id: providerId, config: { image: 'python:3.12' } });
+  const agent = await f.client.post('/api/v1/agents', { name: 'modal-gone', config: { model: 'fast', default_environment_template_id: template.body.id, toolsets: { environment: { enabled: true } } } });
+  vendor.onCommand = () => ({ stdout: 'ok\n', exit: 0 });
+  const env = await f.client.post('/api/v1/environments', { template_id: template.body.id });
+  assert.is(env.body.status, 'ready');
+  let terminated = false;
+  // Modal ends the sandbox behind our back right after the run's environment is mounted.
+  vendor.onCommand = (_command, _cwd, sandbox) => {
+    if (!terminated) {
+      terminated = true;
+      for (const s of vendor.sandboxes.values()) if (s.sandbox === sandbox) s.terminated = true;
+      return { stdout: 'first\n', exit: 0 };
+    }
+    return { exit: 0 };
+  };
+  scripts.set('modal-gone', [call('c1', 'shell', { command: 'echo first' }), call('c2', 'shell', { command: 'echo second' }), { type: 'text', text: 'The sandbox is gone.' }]);
+  const run = await waitForRun(f, (await send(f, 'modal-gone', { agent_id: agent.body.id })).body.run.id);
+  assert.is(run.status, 'completed', JSON.stringify(run.failure));
+  const [first, second] = await toolResults(run.id);
+  assert.is(first.output.stdout, 'first\n');
+  assert.is(second.tool_name, 'shell');
+  assert.match(second.error, /^could not use the environment: starting the command: Modal answered NOT_FOUND to ContainerExec: Task \S+ not found$/);
+});
+
 test('Modal errors: a failed image build or a wrong token leave the environment failed with a code; a run needing it fails with environment_unavailable', async () => {
   const broken = await f.client.post('/api/v1/environment-templates', { name: 'broken', provider_id: providerId, config: { image: 'nowhere/image:1' } });
   const env = await f.client.post('/api/v1/environments', { template_id: broken.body.id });
@@ -139,7 +164,7 @@ test('Modal errors: a failed image build or a wrong token leave the environment 
   const template = await f.client.post('/api/v1/environment-templates', { name: 'py-auth', provider_id: providerId, config: { image: 'python:3.12' } });
   const unauthenticated = await f.client.post('/api/v1/environments', { template_id: template.body.id });
   assert.is(unauthenticated.body.status, 'failed');
-  assert.match(unauthenticated.body.failure.code, /^environment_/);
+  assert.is(unauthenticated.body.failure.code, 'environment_unauthenticated');
   assert.match(unauthenticated.body.failure.message, /UNAUTHENTICATED/);
 
   const agent = await f.client.post('/api/v1/agents', { name: 'modal-broken', config: { model: 'fast', default_environment_template_id: broken.body.id } });
