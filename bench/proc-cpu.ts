@@ -6,8 +6,21 @@ const TICK_MS = 10; // USER_HZ is 100 on Linux x86-64
 
 /** utime + stime of one process (all its threads), or NaN when it is gone or unreadable. */
 export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/**
+ * utime + stime of one thread of a process; `threadCpuMs(pid, pid)` is its main thread, so the
+ * rest of processCpuMs(pid) is its worker threads (for a worker process: the attempts) plus
+ * V8's and libuv's helper threads.
+ */
+export function threadCpuMs(pid: number, tid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+}
+
+function statCpuMs(path: string): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(path, 'utf8');
     // Fields after the parenthesised command (which may hold spaces): state is field 3.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * TICK_MS;

@@ -14,12 +14,19 @@ export const ATTEMPT_TASK_FILE = fileURLToPath(new URL('./attempt.task.js', impo
  * process in CI (v8 fatal "IsGraphAsync must be used on an instantiated module", raised from
  * Piscina's require while a pool was starting or being torn down). With require(esm) off,
  * Piscina loads the task with import(), the path ES modules are built for. Source maps are
- * kept for readable stacks.
+ * kept for readable stacks, and `--cpu-prof*` flags too, so a profiled process (the bench's
+ * BENCH_SERVICE_CPU_PROF) also writes one profile per attempt thread.
  */
 export function attemptThreadExecArgv(): string[] {
-  return [...process.execArgv.filter((arg) => arg === '--enable-source-maps'), '--no-experimental-require-module'];
+  const kept = process.execArgv.filter((arg) => arg === '--enable-source-maps' || arg === '--cpu-prof' || arg.startsWith('--cpu-prof-'));
+  return [...kept, '--no-experimental-require-module'];
 }
 export { TOOL_RESULT_ITEM_BYTES } from './tool-output.js';
 export { CONNECTIONS_TOOLSET, type ConnectionsResource } from './tools/index.js';
 export { EnvironmentResources, ENVIRONMENT_TOOLSET, skillFolders } from './tools/index.js';
 export { MEMORY_TOOLSET, WEB_TOOLSET, type MemoryResource, type MountResource, type RecalledSource, type WebResource } from './tools/index.js';
+
+/** Piscina options of the attempt pool besides its shape and flags (worker-host.ts spreads them). */
+export function attemptPoolOptions(_threads: number): { idleTimeout: number } {
+  return { idleTimeout: 60_000 };
+}

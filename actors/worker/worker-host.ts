@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { AccessTokenCache, claimRuns, createProviderRegistry, ID_PREFIX, newId, randomWorkerId, type Services, type Stoppable } from '../../runtime/index.js';
-import { ATTEMPT_TASK_FILE, attemptThreadExecArgv } from '../attempt/index.js';
+import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { NotificationListener } from './notification-listener.js';
@@ -38,7 +38,8 @@ export class WorkerHost implements Stoppable {
   ) {
     const { config } = context.services;
     this.models = { registry: createProviderRegistry({ enableLocalEnvironment: config.environments.enable_local }), tokens: new AccessTokenCache() };
-    this.pool = new Piscina({ filename: ATTEMPT_TASK_FILE, ...poolShape(config.worker.slots), idleTimeout: 60_000, execArgv: attemptThreadExecArgv() });
+    const shape = poolShape(config.worker.slots);
+    this.pool = new Piscina({ filename: ATTEMPT_TASK_FILE, ...shape, ...attemptPoolOptions(shape.maxThreads), execArgv: attemptThreadExecArgv() });
     // A claim loop stuck on an await (say, a pool connect that never returns) must turn the
     // process not-ready rather than leave accepted runs waiting forever.
     this.beat = context.services.readiness.watch('worker.claim', Math.max(30_000, config.worker.poll_seconds * 10_000));

@@ -5,7 +5,7 @@
 // commit counter over the same window gives the commits each run costs, which is what the
 // ratio to the pg-commit ceiling is made of.
 import { startModelServer } from '../model-server.js';
-import { commandCpuMs, machineBusyMs, processCpuMs } from '../proc-cpu.js';
+import { commandCpuMs, machineBusyMs, processCpuMs, threadCpuMs } from '../proc-cpu.js';
 import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
 import { commitCount, prepareServiceEnv, startServiceProcess } from '../service-harness.js';
 import { createThreads, postMessage, seedWorkspace, type SeededWorkspace } from '../service-seed.js';
@@ -40,6 +40,9 @@ function cpuSnapshot(controlPid: number, workerPid: number): Record<string, numb
   return {
     control: processCpuMs(controlPid),
     worker: processCpuMs(workerPid),
+    // The worker process's main thread (claims, commits, the host side of the attempt ports);
+    // worker − worker_main is the attempt threads plus V8/libuv helper threads.
+    worker_main: threadCpuMs(workerPid, workerPid),
     harness: (harness.user + harness.system) / 1000,
     // Every postgres / redis process on the machine: shared with other users of this server.
     postgres: commandCpuMs('postgres'),

@@ -1,0 +1,107 @@
+// `node dist/bench/attempt-cpu.js [--attempts N] [--concurrency C] [--threads T] [--tokens K]`:
+// CPU per attempt of the attempt task alone (no database, no Redis): a Piscina pool shaped as
+// the worker host's runs N no-tool attempts, C at a time, against the instant model server in
+// a child process. The host end of each port does only what every host must (answer
+// model.resolve, close on `done`), so the figures are the attempt threads' cost plus the
+// MessagePort's on both ends. Prints one JSON line: CPU ms per attempt of the whole process,
+// its main thread and the rest (attempt threads, V8/libuv helpers), from /proc, and the
+// messages per attempt. Reads local files only; traffic stays on 127.0.0.1.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel } from 'node:worker_threads';
+import { parseArgs } from 'node:util';
+import { Piscina } from 'piscina';
+import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv, type AttemptMessage, type AttemptStart } from '../actors/attempt/index.js';
+import { processCpuMs, threadCpuMs } from './proc-cpu.js';
+
+const MODEL_SERVER_JS = fileURLToPath(new URL('./model-server.js', import.meta.url));
+
+function startArgs(): { attempts: number; concurrency: number; threads: number; tokens: number; warmup: number } {
+  const { values } = parseArgs({
+    options: { attempts: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '32' }, threads: { type: 'string', default: '1' }, tokens: { type: 'string', default: '8' }, warmup: { type: 'string', default: '300' } },
+  });
+  return { attempts: Number(values.attempts), concurrency: Number(values.concurrency), threads: Number(values.threads), tokens: Number(values.tokens), warmup: Number(values.warmup) };
+}
+
+async function modelServer(tokens: number): Promise<{ url: string; stop: () => void }> {
+  const script = `import { startModelServer } from ${JSON.stringify(MODEL_SERVER_JS)}; const s = await startModelServer({ tokens_per_response: ${tokens}, token_delay_ms: 0 }); console.log(s.url);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout, 'data')) as [Buffer];
+  return { url: line.toString('utf8').trim(), stop: () => child.kill() };
+}
+
+function start(url: string, n: number): AttemptStart {
+  return {
+    type: 'start',
+    run: { id: `run_${n}`, workspace_id: 'ws_1', thread_id: `thr_${n}`, attempt_id: `att_${n}`, attempt_number: 1, input: { content: [{ type: 'text', text: `message ${n}` }] }, options: {} },
+    config: { instructions: 'Be brief.' },
+    model: { api: 'openai-chat', base_url: url, model: 'mock-model', settings: {} },
+    history: [],
+    checkpoint: null,
+    checkpoint_seq: 0,
+    next_ordinal: 1,
+    resume: null,
+    limits: { max_requests: null, model_timeout_ms: 10_000 },
+    context: { context_window_tokens: 32_768, compact_threshold: 0.8, proactive_context_management_threshold: 0.6 },
+  };
+}
+
+/** One attempt through the pool; resolves with the number of messages once `done` arrives. */
+function attempt(pool: Piscina, s: AttemptStart): Promise<number> {
+  const { port1, port2 } = new MessageChannel();
+  let count = 0;
+  return new Promise<number>((resolve, reject) => {
+    port1.on('message', (m: AttemptMessage) => {
+      count++;
+      if (m.type === 'host.request') port1.postMessage({ type: 'host.response', id: m.id, ok: true, result: s.model });
+      if (m.type === 'done') {
+        port1.close();
+        if (m.outcome === 'completed') resolve(count);
+        else reject(new Error(`attempt ${m.outcome}: ${JSON.stringify(m.failure)}`));
+      }
+    });
+    pool.run({ start: s, port: port2 }, { transferList: [port2] }).catch(reject);
+  });
+}
+
+async function runMany(pool: Piscina, url: string, total: number, concurrency: number, offset: number): Promise<number> {
+  let next = 0;
+  let messages = 0;
+  const lane = async (): Promise<void> => {
+    while (next < total) {
+      const count = await attempt(pool, start(url, offset + next++));
+      messages += count;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return messages;
+}
+
+async function main(): Promise<void> {
+  const args = startArgs();
+  const server = await modelServer(args.tokens);
+  const pool = new Piscina({ filename: ATTEMPT_TASK_FILE, maxThreads: args.threads, concurrentTasksPerWorker: args.concurrency, ...attemptPoolOptions(args.threads), execArgv: attemptThreadExecArgv() });
+  try {
+    await runMany(pool, server.url, args.warmup, args.concurrency, 0);
+    const [cpu0, main0, t0] = [processCpuMs(process.pid), threadCpuMs(process.pid, process.pid), performance.now()];
+    const messages = await runMany(pool, server.url, args.attempts, args.concurrency, args.warmup);
+    const [cpu1, main1, t1] = [processCpuMs(process.pid), threadCpuMs(process.pid, process.pid), performance.now()];
+    const per = (ms: number): number => Math.round((ms / args.attempts) * 1000) / 1000;
+    console.log(
+      JSON.stringify({
+        ...args,
+        cpu_ms_per_attempt: per(cpu1 - cpu0),
+        cpu_ms_per_attempt_main: per(main1 - main0),
+        cpu_ms_per_attempt_threads: per(cpu1 - cpu0 - (main1 - main0)),
+        messages_per_attempt: Math.round((messages / args.attempts) * 10) / 10,
+        attempts_per_sec: Math.round((args.attempts / (t1 - t0)) * 1000),
+      }),
+    );
+  } finally {
+    await pool.destroy();
+    server.stop();
+  }
+}
+
+await main();
