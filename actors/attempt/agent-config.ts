@@ -5,6 +5,7 @@
 // the loop.
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { checkSchema } from '../../runtime/providers/model-adapters/index.js';
 
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
@@ -137,7 +138,7 @@ export const DEFAULT_TOOL_RETRIES = 3;
 export type ConfigResult = { ok: true; config: AgentConfig } | { ok: false; message: string };
 
 export function readAgentConfig(raw: unknown): ConfigResult {
-  if (Value.Check(AgentConfig, raw)) return { ok: true, config: raw };
+  if (checkSchema(AgentConfig, raw)) return { ok: true, config: raw };
   const first = Value.Errors(AgentConfig, raw).First();
   return { ok: false, message: `invalid agent configuration at ${first?.path || '/'}: ${first?.message ?? 'invalid'}` };
 }

@@ -6,7 +6,6 @@
 import type { ModelRequest, RequestToolCall } from '../../runtime/providers/model-adapters/index.js';
 import { outputRetries, toolRetries } from './agent-config.js';
 import { CheckpointError, StateCodec, adoptForSuccessor, initialState, type AgentState, type Pending } from './agent-state.js';
-import { Value } from '@sinclair/typebox/value';
 import { HostRequestError, type AttemptPort } from './attempt-port.js';
 import { ModelTarget, type AttemptStart, type DoneMessage } from './attempt-protocol.js';
 import type { AttemptSetup } from './attempt-setup.js';
@@ -16,7 +15,7 @@ import { assistantMessage, contentParts, itemParts, unansweredCalls, userMessage
 import { MediaResolver, needsUnderstanding, understandPart } from './media/index.js';
 import { ItemWriter } from './item-writer.js';
 import { modelEndpoint, runModelTurn, modelCaller, type ModelCaller } from './model-turn.js';
-import { isModelApi } from '../../runtime/providers/model-adapters/index.js';
+import { checkSchema, isModelApi } from '../../runtime/providers/model-adapters/index.js';
 import { reaskMessage } from './output-spec.js';
 import { settleToolCalls, waitReason } from './tool-settlement.js';
 
@@ -179,7 +178,7 @@ export class AgentLoop {
       if (err.code === 'cancelled' || this.port.signal.aborted) return this.cancelled();
       return this.failed(err.code, err.message);
     }
-    if (!Value.Check(ModelTarget, answer)) return this.failed('internal', 'the host answered model.resolve with something that is not a model target');
+    if (!checkSchema(ModelTarget, answer)) return this.failed('internal', 'the host answered model.resolve with something that is not a model target');
     if (!isModelApi(answer.api)) return this.failed('model_unsupported_api', `no adapter for model API "${answer.api}"`);
     // In place: the context manager's compaction requests share this caller.
     this.caller.api = answer.api;
@@ -208,7 +207,7 @@ export class AgentLoop {
     }
     try {
       const answer = await this.port.request('model.resolve', { role: 'reviewer' });
-      if (!Value.Check(ModelTarget, answer) || !isModelApi(answer.api)) throw new HostRequestError('internal', 'the host answered model.resolve with something that is not a usable model target');
+      if (!checkSchema(ModelTarget, answer) || !isModelApi(answer.api)) throw new HostRequestError('internal', 'the host answered model.resolve with something that is not a usable model target');
       reviewer.model = { api: answer.api, endpoint: modelEndpoint(answer), target: answer };
       reviewer.unavailable = '';
     } catch (err) {

@@ -4,7 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { Packr } from 'msgpackr';
-import { ContentPart, ModelMessage } from '../../runtime/providers/model-adapters/index.js';
+import { checkSchema, ContentPart, ModelMessage } from '../../runtime/providers/model-adapters/index.js';
 import { PendingCall, Usage, type AssetFacts, type AttemptStart } from './attempt-protocol.js';
 import { contentParts } from './conversation.js';
 
@@ -148,7 +148,7 @@ export class StateCodec {
 
   decode(bytes: Uint8Array): AgentState {
     const value: unknown = this.packr.unpack(bytes);
-    if (!Value.Check(AgentState, value)) {
+    if (!checkSchema(AgentState, value)) {
       const first = Value.Errors(AgentState, value).First();
       throw new CheckpointError(`the checkpoint does not hold an agent state (${first?.path || '/'}: ${first?.message ?? 'invalid'})`);
     }

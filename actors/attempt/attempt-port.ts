@@ -3,9 +3,16 @@
 // drain flag, and a queue of steer entries. It also carries host requests: the attempt asks,
 // the host answers on the same port (request ids are unique per attempt, so an answer always
 // finds its request).
+// Deltas are coalesced per event-loop turn: the first delta of a turn is posted at once (the
+// first token is never held), later deltas of the same item in the same turn — a network read
+// that carried many SSE events — are concatenated into one message posted before anything else
+// and at the latest when the turn ends (setImmediate). One message instead of one per token
+// saves a structured clone and a cross-thread wake-up here, and a stream event downstream.
 import type { MessagePort } from 'node:worker_threads';
-import { Value } from '@sinclair/typebox/value';
+import { checkSchema } from '../../runtime/providers/model-adapters/index.js';
 import { HostMessage, type AttemptMessage, type SteerEntry } from './attempt-protocol.js';
+
+type DeltaMessage = Extract<AttemptMessage, { type: 'item.delta' }>;
 
 /** A host request that failed: `code` is the host's (lease_lost, not_found, …) or `cancelled`. */
 export class HostRequestError extends Error {
@@ -35,6 +42,14 @@ export class AttemptPort implements HostPort {
   private drainRequested = false;
   private steers: SteerEntry[] = [];
   private finished = false;
+  /** Deltas held in this event-loop turn (one item's, concatenated); null when none. */
+  private held: DeltaMessage | null = null;
+  /** Set while a turn has already posted a delta: its later deltas are held until it ends. */
+  private turnEnd: NodeJS.Immediate | null = null;
+  private readonly endTurn = (): void => {
+    this.turnEnd = null;
+    this.flush();
+  };
   private readonly onMessage = (message: unknown): void => this.receive(message);
 
   constructor(private readonly port: MessagePort) {
@@ -59,6 +74,9 @@ export class AttemptPort implements HostPort {
 
   post(message: AttemptMessage): void {
     if (this.finished) throw new Error(`attempt already finished; cannot post ${message.type}`);
+    if (message.type === 'item.delta') return this.postDelta(message);
+    // Held deltas go first: the host sees every message in the order the loop posted it.
+    this.flush();
     if (message.type === 'checkpoint') {
       // The state bytes own their ArrayBuffer (agent-state.ts copies them), so transferring
       // moves them to the host without a copy and without detaching anything shared.
@@ -101,14 +119,40 @@ export class AttemptPort implements HostPort {
     });
   }
 
+  private postDelta(message: DeltaMessage): void {
+    if (this.turnEnd === null) {
+      // The first delta of this turn: posted now, so the first token is never delayed.
+      this.turnEnd = setImmediate(this.endTurn);
+      this.port.postMessage(message);
+      return;
+    }
+    const held = this.held;
+    if (held !== null && held.ordinal === message.ordinal) {
+      this.held = { type: 'item.delta', ordinal: held.ordinal, delta: concatDeltas(held.delta, message.delta) };
+      return;
+    }
+    this.flush();
+    this.held = message;
+  }
+
+  private flush(): void {
+    const held = this.held;
+    if (held === null) return;
+    this.held = null;
+    this.port.postMessage(held);
+  }
+
   /** Stops listening; the host owns the port and closes it after reading `done`. */
   release(): void {
+    this.flush(); // nothing is held after `done`; this covers a task that ended without one
+    if (this.turnEnd !== null) clearImmediate(this.turnEnd);
+    this.turnEnd = null;
     this.port.off('message', this.onMessage);
     this.port.unref();
   }
 
   private receive(raw: unknown): void {
-    if (!Value.Check(HostMessage, raw)) return; // a malformed host message is a host bug; ignoring it keeps the run going
+    if (!checkSchema(HostMessage, raw)) return; // a malformed host message is a host bug; ignoring it keeps the run going
     const message: HostMessage = raw;
     switch (message.type) {
       case 'cancel':
@@ -134,4 +178,12 @@ export class AttemptPort implements HostPort {
       }
     }
   }
+}
+
+/** `a` then `b`, field by field: the concatenation of the deltas' text and arguments. */
+function concatDeltas(a: DeltaMessage['delta'], b: DeltaMessage['delta']): DeltaMessage['delta'] {
+  const out: DeltaMessage['delta'] = {};
+  if (a.text !== undefined || b.text !== undefined) out.text = (a.text ?? '') + (b.text ?? '');
+  if (a.arguments !== undefined || b.arguments !== undefined) out.arguments = (a.arguments ?? '') + (b.arguments ?? '');
+  return out;
 }

@@ -3,7 +3,7 @@
 // (bad configuration, unknown model API, invalid output schema) fails here with a code, before
 // any item is emitted.
 import { Value } from '@sinclair/typebox/value';
-import { isModelApi } from '../../runtime/providers/model-adapters/index.js';
+import { checkSchema, isModelApi } from '../../runtime/providers/model-adapters/index.js';
 import { readAgentConfig, type AgentConfig } from './agent-config.js';
 import { AttemptStart, type Failure } from './attempt-protocol.js';
 import { sharedSchemaCompiler } from './json-schema.js';
@@ -28,7 +28,7 @@ export type SetupResult = { ok: true; setup: AttemptSetup } | { ok: false; failu
 
 /** `host` and `signal` serve tools that reach out while the catalog is built (MCP listings). */
 export async function prepareAttempt(start: AttemptStart, host: HostPort, signal: AbortSignal): Promise<SetupResult> {
-  if (!Value.Check(AttemptStart, start)) {
+  if (!checkSchema(AttemptStart, start)) {
     const first = Value.Errors(AttemptStart, start).First();
     return fail('invalid_start', `invalid start message at ${first?.path || '/'}: ${first?.message ?? 'invalid'}`);
   }

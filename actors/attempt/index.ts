@@ -26,7 +26,13 @@ export { CONNECTIONS_TOOLSET, type ConnectionsResource } from './tools/index.js'
 export { EnvironmentResources, ENVIRONMENT_TOOLSET, skillFolders } from './tools/index.js';
 export { MEMORY_TOOLSET, WEB_TOOLSET, type MemoryResource, type MountResource, type RecalledSource, type WebResource } from './tools/index.js';
 
-/** Piscina options of the attempt pool besides its shape and flags (worker-host.ts spreads them). */
-export function attemptPoolOptions(_threads: number): { idleTimeout: number } {
-  return { idleTimeout: 60_000 };
+/**
+ * Piscina options of the attempt pool besides its shape and flags (worker-host.ts spreads them).
+ * Every thread is started with the pool and kept: a thread costs ~1 s of CPU to start (loading
+ * the loop, the adapters and the tools' modules), which Piscina would otherwise spend on demand
+ * when load first exceeds one thread's concurrentTasksPerWorker (in the middle of a burst, on
+ * the runs that then wait for it) and again after every idle period (idleTimeout).
+ */
+export function attemptPoolOptions(threads: number): { minThreads: number; idleTimeout: number } {
+  return { minThreads: threads, idleTimeout: 60_000 };
 }

@@ -24,6 +24,7 @@ export async function* streamHttpCall(
     return;
   }
   const controller = new AbortController();
+  let finished = false;
   let stopped: 'timeout' | 'cancelled' | undefined;
   const onAbort = (): void => {
     stopped ??= 'cancelled';
@@ -77,6 +78,8 @@ export async function* streamHttpCall(
       for await (const event of decode(watched(response.body, arm, disarm))) {
         // The timer only runs while waiting on the network, never while the consumer is
         // busy with an event (a slow consumer must not look like a stalled vendor).
+        // Before the yield: a consumer that stops at `finish` never resumes this generator.
+        if (event.type === 'finish') finished = true;
         yield event;
         if (event.type === 'finish' || event.type === 'error') return;
       }
@@ -89,7 +92,9 @@ export async function* streamHttpCall(
     disarm();
     ctx.signal?.removeEventListener('abort', onAbort);
     // Closes the connection when the consumer stops early, so the vendor stops generating.
-    controller.abort();
+    // After `finish` the vendor has stopped, and leaving the loop has already released the
+    // body; aborting then only cost a DOMException and an abort dispatch per request.
+    if (!finished) controller.abort();
   }
 }
 

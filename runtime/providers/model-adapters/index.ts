@@ -8,6 +8,7 @@
 // honouring Retry-After, but only while nothing has been emitted yet.
 // Adapters never log, and credentials never appear in error messages.
 import { Value } from '@sinclair/typebox/value';
+import { checkSchema } from './compiled-check.js';
 import { streamHttpCall } from './http-stream.js';
 import { decodeAnthropicMessages, prepareAnthropicMessages } from './anthropic-messages.js';
 import { decodeBedrockConverse, prepareBedrockConverse } from './bedrock-converse.js';
@@ -29,6 +30,7 @@ export { API_MEDIA, apiCarries, uncarriedMedia, type MediaCarriage } from './med
 // Shared with the web clients (runtime/providers/web): one reading of Retry-After, one abortable sleep.
 export { retryAfterMs, safeMessage } from './upstream-errors.js';
 export { abortableSleep } from './retry.js';
+export { checkSchema } from './compiled-check.js';
 
 export const MODEL_APIS = ['openai-chat', 'openai-responses', 'anthropic-messages', 'gemini-generate', 'bedrock-converse', 'cohere-chat'] as const;
 export type ModelApi = (typeof MODEL_APIS)[number];
@@ -66,7 +68,7 @@ export async function* streamModel(
   options: StreamOptions = {},
 ): AsyncGenerator<ModelEvent> {
   const protocol = wireProtocol(api);
-  if (!Value.Check(ModelRequest, request)) {
+  if (!checkSchema(ModelRequest, request)) {
     const first = Value.Errors(ModelRequest, request).First();
     yield modelError(MODEL_ERROR_CODES.invalid_request, `invalid model request at ${first?.path || '/'}: ${first?.message ?? 'invalid'}`, false);
     return;

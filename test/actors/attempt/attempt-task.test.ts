@@ -38,28 +38,20 @@ test('streams text deltas into one text_message item and completes with the text
   const run = startAttempt(pool, makeStart(model, { next_ordinal: 5, checkpoint_seq: 2 }));
   const done = await run.done;
   assertProtocol(run.messages, 5, 3);
-  const types = run.messages.map((m) => (m.type.startsWith('item.') ? `${m.type}:${(m as { ordinal: number }).ordinal}` : m.type));
-  assert.equal(types, [
-    'item.started:5',
-    'item.completed:5',
-    'item.started:6',
-    'item.delta:6',
-    'item.delta:6',
-    'item.delta:6',
-    'item.completed:6',
-    'checkpoint',
-    'done',
-  ]);
+  // Deltas that arrive in one network read are coalesced (attempt-port.ts); assertProtocol
+  // above checks each falls between its item's start and completion.
+  const types = run.messages.filter((m) => m.type !== 'item.delta').map((m) => (m.type.startsWith('item.') ? `${m.type}:${(m as { ordinal: number }).ordinal}` : m.type));
+  assert.equal(types, ['item.started:5', 'item.completed:5', 'item.started:6', 'item.completed:6', 'checkpoint', 'done']);
   const [input, text] = completedItems(run.messages);
   assert.equal(input?.item.content, { content: [{ type: 'text', text: 'Hello' }] });
   assert.is(input?.item.kind, 'user_message');
   assert.is(text?.item.kind, 'text_message');
   assert.equal(text?.item.content, { text: 'Hello world' });
   assert.match(text?.item.id ?? '', /^itm_/);
-  assert.equal(
-    run.messages.filter((m) => m.type === 'item.delta').map((m) => m.type === 'item.delta' && m.delta),
-    [{ text: 'Hel' }, { text: 'lo ' }, { text: 'world' }],
-  );
+  const deltas = run.messages.filter((m) => m.type === 'item.delta').map((m) => (m.type === 'item.delta' ? m.delta : {}));
+  assert.ok(deltas.length >= 1 && deltas.length <= 3, `${deltas.length} deltas`);
+  assert.equal(deltas[0], { text: 'Hel' }, 'the first delta goes out alone, never held for the next');
+  assert.is(deltas.map((d) => d.text).join(''), 'Hello world', 'the deltas concatenate to the text exactly');
   assert.is(done.outcome, 'completed');
   assert.is(done.output, 'Hello world');
   assert.equal(done.usage, { requests: 1, input_tokens: 7, output_tokens: 3 });
@@ -271,6 +263,7 @@ test('the task module graph holds only the attempt, the model adapters, the web 
     '@modelcontextprotocol/sdk/client/streamableHttp.js',
     '@modelcontextprotocol/sdk/types.js',
     '@sinclair/typebox',
+    '@sinclair/typebox/compiler',
     '@sinclair/typebox/value',
     'ajv/dist/2020.js',
     'html-to-text',

@@ -46,7 +46,9 @@ test('the utilities toolset runs a tool loop: call add, feed the result back, th
   const toolCall = itemsOfKind(run.messages, 'tool_call')[0]!;
   assert.equal(toolCall.item.content, { tool_call_id: 'call_1', tool_name: 'add', arguments: '{"numbers":[2,3,4]}' });
   const argDeltas = run.messages.filter((m) => m.type === 'item.delta' && m.ordinal === toolCall.ordinal);
-  assert.is(argDeltas.length, 3);
+  // Three pieces on the wire; pieces that arrive in one read are coalesced into one delta.
+  assert.ok(argDeltas.length >= 1 && argDeltas.length <= 3);
+  assert.is(argDeltas.map((m) => (m.type === 'item.delta' ? m.delta.arguments : '')).join(''), '{"numbers":[2,3,4]}');
   assert.equal(itemsOfKind(run.messages, 'tool_result')[0]?.item.content, { tool_call_id: 'call_1', tool_name: 'add', output: { sum: 9 } });
   const toolMessage = model.requests[1]?.body.messages.find((m: { role: string }) => m.role === 'tool');
   assert.equal(toolMessage, { role: 'tool', tool_call_id: 'call_1', content: '{"sum":9}' });
