@@ -5,7 +5,7 @@
 // before it, so a later attempt continues after them and never emits them again.
 import type { ModelRequest, RequestToolCall } from '../../runtime/providers/model-adapters/index.js';
 import { outputRetries, toolRetries } from './agent-config.js';
-import { CheckpointError, StateCodec, adoptForSuccessor, initialState, type AgentState, type Pending } from './agent-state.js';
+import { CheckpointError, sharedStateCodec, adoptForSuccessor, initialState, type AgentState, type Pending } from './agent-state.js';
 import { HostRequestError, type AttemptPort } from './attempt-port.js';
 import { ModelTarget, type AttemptStart, type DoneMessage } from './attempt-protocol.js';
 import type { AttemptSetup } from './attempt-setup.js';
@@ -23,7 +23,7 @@ type Outcome = DoneMessage | undefined;
 
 export class AgentLoop {
   private readonly items: ItemWriter;
-  private readonly codec = new StateCodec();
+  private readonly codec = sharedStateCodec();
   private readonly caller: ModelCaller;
   private readonly context: ContextManager;
   private readonly media: MediaResolver;

@@ -133,7 +133,18 @@ function entries(value: unknown): Array<[string, unknown]> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.entries(value) : [];
 }
 
-/** msgpack codec of the state; one per attempt (a Packr keeps a reusable buffer). */
+// One codec per worker thread (module state is per thread under Piscina), shared by the
+// thread's attempts: encode copies its bytes out of the Packr's reused buffer before returning
+// and decode is synchronous, so no attempt sees another's bytes; a Packr per attempt was built
+// and warmed again for every run.
+let sharedCodec: StateCodec | null = null;
+
+export function sharedStateCodec(): StateCodec {
+  sharedCodec ??= new StateCodec();
+  return sharedCodec;
+}
+
+/** msgpack codec of the state (a Packr keeps a reusable buffer). */
 export class StateCodec {
   private readonly packr = new Packr({ useRecords: false });
 
