@@ -1,4 +1,4 @@
-// `node dist/bench/attempt-cpu.js [--attempts N] [--concurrency C] [--threads T] [--tokens K]`:
+// `node dist/bench/attempt-cpu.js [--attempts N] [--concurrency C] [--threads T] [--tokens K] [--atomics sync|async|disabled]`:
 // CPU per attempt of the attempt task alone (no database, no Redis): a Piscina pool shaped as
 // the worker host's runs N no-tool attempts, C at a time, against the instant model server in
 // a child process. The host end of each port does only what every host must (answer
@@ -17,11 +17,20 @@ import { processCpuMs, threadCpuMs } from './proc-cpu.js';
 
 const MODEL_SERVER_JS = fileURLToPath(new URL('./model-server.js', import.meta.url));
 
-function startArgs(): { attempts: number; concurrency: number; threads: number; tokens: number; warmup: number } {
+function startArgs(): { attempts: number; concurrency: number; threads: number; tokens: number; warmup: number; atomics: 'sync' | 'async' | 'disabled' | undefined } {
   const { values } = parseArgs({
-    options: { attempts: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '32' }, threads: { type: 'string', default: '1' }, tokens: { type: 'string', default: '8' }, warmup: { type: 'string', default: '300' } },
+    options: {
+      attempts: { type: 'string', default: '2000' },
+      concurrency: { type: 'string', default: '32' },
+      threads: { type: 'string', default: '1' },
+      tokens: { type: 'string', default: '8' },
+      warmup: { type: 'string', default: '300' },
+      // Piscina's `atomics` (how an idle thread waits for its next task); default: the pool's.
+      atomics: { type: 'string' },
+    },
   });
-  return { attempts: Number(values.attempts), concurrency: Number(values.concurrency), threads: Number(values.threads), tokens: Number(values.tokens), warmup: Number(values.warmup) };
+  const atomics = values.atomics === 'sync' || values.atomics === 'async' || values.atomics === 'disabled' ? values.atomics : undefined;
+  return { attempts: Number(values.attempts), concurrency: Number(values.concurrency), threads: Number(values.threads), tokens: Number(values.tokens), warmup: Number(values.warmup), atomics };
 }
 
 async function modelServer(tokens: number): Promise<{ url: string; stop: () => void }> {
@@ -81,7 +90,7 @@ async function runMany(pool: Piscina, url: string, total: number, concurrency: n
 async function main(): Promise<void> {
   const args = startArgs();
   const server = await modelServer(args.tokens);
-  const pool = new Piscina({ filename: ATTEMPT_TASK_FILE, maxThreads: args.threads, concurrentTasksPerWorker: args.concurrency, ...attemptPoolOptions(args.threads), execArgv: attemptThreadExecArgv() });
+  const pool = new Piscina({ filename: ATTEMPT_TASK_FILE, maxThreads: args.threads, concurrentTasksPerWorker: args.concurrency, ...attemptPoolOptions(args.threads), ...(args.atomics ? { atomics: args.atomics } : {}), execArgv: attemptThreadExecArgv() });
   try {
     await runMany(pool, server.url, args.warmup, args.concurrency, 0);
     const [cpu0, main0, t0] = [processCpuMs(process.pid), threadCpuMs(process.pid, process.pid), performance.now()];
