@@ -92,7 +92,7 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
   const principal =
     spec.auth === 'none'
       ? ANONYMOUS
-      : await authenticate(services.pool, { authorization: headers.authorization, workspace: headers['x-workspace-id'] }, { workspaceRequired: spec.workspace !== 'none' });
+      : await authenticate(services.pool, { authorization: headers.authorization, workspace: headers['x-workspace-id'] }, { workspaceRequired: spec.workspace !== 'none', cache: services.credentialCache });
   request.log.principal_id = principal.id;
   if (principal.workspace_id) request.log.workspace_id = principal.workspace_id;
   if (spec.auth !== 'none') await limiters.requests.check(principal.id);
