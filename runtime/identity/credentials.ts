@@ -1,15 +1,16 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { readApiKeyCredential, readMembership, readSessionCredential, type ReadCaches } from '../cache/index.js';
 import type { Queryable } from '../db/index.js';
 import { AppError } from '../errors/index.js';
 import { touchApiKey } from '../stores/index.js';
-import { lowerRole, ROLE_PERMISSIONS, type Principal } from './principal.js';
+import { lowerRole, ROLE_PERMISSION_SETS, type Principal } from './principal.js';
 
 export const API_KEY_PREFIX = 'svk_';
 export const SESSION_TOKEN_PREFIX = 'svs_';
 
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
+  // one-shot hash: half the cost of createHash().update().digest(), on every request
+  return hash('sha256', secret, 'buffer');
 }
 
 const unauthenticated = (message: string) => new AppError('unauthenticated', message);
@@ -61,7 +62,7 @@ export async function authenticate(
       organization_role: 'member',
       workspace_id: found.key.workspace_id,
       role,
-      permissions: new Set(ROLE_PERMISSIONS[role]),
+      permissions: ROLE_PERMISSION_SETS[role],
       api_key_id: found.key.id,
     };
   }
@@ -82,7 +83,7 @@ export async function authenticate(
     }
     const membership = await readMembership(cache, db, headers.workspace, session.user_id);
     if (!membership) throw new AppError('not_found', 'workspace not found');
-    return { ...base, workspace_id: membership.workspace_id, role: membership.role, permissions: new Set(ROLE_PERMISSIONS[membership.role]) };
+    return { ...base, workspace_id: membership.workspace_id, role: membership.role, permissions: ROLE_PERMISSION_SETS[membership.role] };
   }
   throw unauthenticated('unknown credential type');
 }
