@@ -100,6 +100,16 @@ test('a user disabled by the operator command is refused by B (session and key) 
   assert.is((await session.get(`/api/v1/agents/${agentId}`)).status, 200);
 });
 
+test('a session logged out through A is refused by B within 100 ms', async () => {
+  const onB = await login(b.url, seeded.admin.email, seeded.admin.password, seeded.workspace_id);
+  assert.is((await onB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  assert.is((await onB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  const onA = new Client(a.url, onB.headers);
+  assert.is((await onA.post('/api/v1/auth/logout')).status, 200);
+  const ms = await msUntilStatus(401, () => onB.get(`/api/v1/agents/${agentId}`));
+  assert.ok(ms < 100, `refused after ${ms.toFixed(1)} ms`);
+});
+
 test("an agent PATCH through A is seen by B's GET within 100 ms", async () => {
   const before = await adminB.get(`/api/v1/agents/${agentId}`);
   assert.is(before.status, 200);
