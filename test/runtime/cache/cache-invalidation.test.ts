@@ -157,4 +157,23 @@ test('with Redis stopped, a key revoked through A is refused by B at once (cache
   assert.ok(b.services.caches.size > 0);
 });
 
+test('a process that starts while Redis is down reads the database until its subscription is confirmed', async () => {
+  await redis.stop();
+  await until('A and B see the loss', () => !a.services.caches.isLive() && !b.services.caches.isLive());
+  const c = await start();
+  try {
+    assert.not.ok(c.services.caches.isLive());
+    const onC = new Client(c.url, adminA.headers);
+    assert.is((await onC.get(`/api/v1/agents/${agentId}`)).status, 200);
+    assert.is(c.services.caches.size, 0, 'nothing is stored while bypassed');
+    await redis.start();
+    await until('C live', () => c.services.caches.isLive());
+    assert.is((await onC.get(`/api/v1/agents/${agentId}`)).status, 200);
+    assert.ok(c.services.caches.size > 0);
+  } finally {
+    await c.stop();
+  }
+  await until('A and B live again', () => a.services.caches.isLive() && b.services.caches.isLive());
+});
+
 test.run();
