@@ -1,4 +1,5 @@
 import { suite } from 'uvu';
+import { insertMembership, withTransaction } from '../../../runtime/index.js';
 import * as assert from 'uvu/assert';
 import { runCliProcess } from '../../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
@@ -108,6 +109,18 @@ test('a session logged out through A is refused by B within 100 ms', async () =>
   assert.is((await onA.post('/api/v1/auth/logout')).status, 200);
   const ms = await msUntilStatus(401, () => onB.get(`/api/v1/agents/${agentId}`));
   assert.ok(ms < 100, `refused after ${ms.toFixed(1)} ms`);
+});
+
+test("a role change committed in A reaches B's cached session and key within 100 ms", async () => {
+  const userId = await addUser(db.url, seeded.organization_id, 'viewer@example.com', 'viewer-password', { [seeded.workspace_id]: 'viewer' });
+  const session = await login(b.url, 'viewer@example.com', 'viewer-password', seeded.workspace_id);
+  const create = () => session.post('/api/v1/sessions', {});
+  assert.is((await create()).status, 403);
+  assert.is((await create()).status, 403);
+  // What an accepted invitation does (the only API path that changes a role), in A's process.
+  await withTransaction(a.services.pool, (tx) => insertMembership(tx, { workspace_id: seeded.workspace_id, user_id: userId, role: 'member' }));
+  const ms = await msUntilStatus(201, create);
+  assert.ok(ms < 100, `allowed after ${ms.toFixed(1)} ms`);
 });
 
 test("an agent PATCH through A is seen by B's GET within 100 ms", async () => {
