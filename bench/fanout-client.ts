@@ -7,7 +7,8 @@
 // clock (performance.timeOrigin + performance.now()).
 //
 // Protocol with the parent (fork IPC): argv = url, api key, count, first index; the child
-// sends {live: n} once every socket has its `stream.live`, and on {report: true} answers
+// sends {live: n} once every socket has its `stream.live`, answers {count: true} with
+// {received: n} (deltas received so far, all sockets), and on {report: true} answers
 // {samples: number[], deltas: number[]} (latencies, and deltas received per socket), then exits.
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -125,7 +126,8 @@ async function main(): Promise<void> {
   }
 }
 
-process.on('message', (message: { report?: boolean }) => {
+process.on('message', (message: { report?: boolean; count?: boolean }) => {
+  if (message.count) return void process.send?.({ received: samples.length });
   if (!message.report) return;
   process.send?.({ samples, deltas: Array.from(deltas) }, () => process.exit(0));
 });

@@ -41,6 +41,18 @@ function startClient(ctx: BenchContext, url: string, apiKey: string, count: numb
   });
 }
 
+function count(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: { received?: number }): void => {
+      if (typeof message.received !== 'number') return;
+      child.off('message', onMessage);
+      resolve(message.received);
+    };
+    child.on('message', onMessage);
+    child.send({ count: true });
+  });
+}
+
 function report(child: ChildProcess): Promise<ClientReport> {
   return new Promise((resolve) => {
     child.on('message', (message: Partial<ClientReport>) => {
@@ -68,8 +80,14 @@ async function run(ctx: BenchContext): Promise<Figures> {
   for (let i = 0; i < runs; i++) await postMessage(seed, threadId!, `stream ${i}`);
   const deadline = started + (runs + 30) * 1000;
   while (performance.now() < deadline && !ctx.signal.aborted && model.finished() < runs) await new Promise((r) => setTimeout(r, 50));
-  // The last tokens' frames are on their way: a moment for them to land before reporting.
-  await new Promise((r) => setTimeout(r, 500));
+  // The last tokens' frames may still be on their way: wait until every subscriber has every
+  // delta, or a bound (a subscriber short of deltas then shows in subscribers_complete).
+  const settle = performance.now() + 15_000;
+  while (performance.now() < settle && !ctx.signal.aborted) {
+    const received = (await Promise.all(clients.map(count))).reduce((a, b) => a + b, 0);
+    if (received >= model.emitted() * SUBSCRIBERS) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const reports = await Promise.all(clients.map(report));
   await Promise.all(clients.map((c) => (c.exitCode === null ? once(c, 'exit') : undefined)));
   const all = reports.flatMap((r) => r.samples);

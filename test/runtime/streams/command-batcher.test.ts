@@ -25,16 +25,16 @@ test.after(async () => {
   redis.disconnect();
 });
 
-test('an idle batcher sends at once; what arrives while a pipeline is out leaves as ONE pipeline, in order', async () => {
+test('an idle batcher sends at once; what is queued in the same tick while one is out leaves as ONE pipeline, in order', async () => {
   const batcher = new CommandBatcher(redis);
   const before = pipelines;
   const first = batcher.run((p) => p.xadd(`${prefix}t0`, '*', 'e', 'first'), 1);
   await Promise.resolve();
   assert.is(pipelines - before, 1, 'the first command did not wait for a tick');
-  // 50 threads' writes while the first pipeline is in flight.
+  // 50 threads' writes in the same tick, while the first pipeline is in flight.
   const rest = Array.from({ length: 50 }, (_, i) => batcher.run((p) => p.xadd(`${prefix}t${i % 5}`, '*', 'e', `n${i}`).expire(`${prefix}t${i % 5}`, 60), 2));
   const replies = await Promise.all([first, ...rest]);
-  assert.is(pipelines - before, 2, 'one pipeline for everything queued behind the first');
+  assert.is(pipelines - before, 2, 'one pipeline for everything queued in the tick behind the first');
   for (const reply of replies) for (const [error] of reply) assert.is(error, null);
   // Per thread, ids increase in the order the writes were queued.
   for (let t = 0; t < 5; t++) {
