@@ -36,4 +36,5 @@ export * from './finding-agents.js';
 export * from './assets.js';
 export * from './environment-templates.js';
 export * from './environments.js';
+export * from './environment-skill-packages.js';
 export * from './memories.js';
