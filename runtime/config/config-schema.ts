@@ -70,6 +70,7 @@ export const ServiceConfig = Type.Object(
       drain_seconds: int(30, 0, 'time a worker waits at shutdown for attempts to hand off'),
       authority_seconds: int(30, 2, 'attempt lease length and interval of the expire_leases sweep'),
       poll_seconds: int(2, 1, 'claim polling fallback when no NOTIFY arrives'),
+      liveness_scan_ms: int(250, 50, 'interval (ms) at which control processes requeue the runs of workers whose database session is gone (a killed worker), without waiting for the lease', 60000),
     }),
     cache: section({
       enabled: bool(true, 'cache credentials and hot resources per process (invalidated over Redis pub/sub; bypassed while Redis is lost)'),
