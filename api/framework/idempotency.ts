@@ -124,9 +124,13 @@ export class FoldedIdempotency {
     return this.completed;
   }
 
-  /** The first statements of the effect's transaction (before any lock the effect takes). */
+  /**
+   * The first statements of the effect's transaction (before any lock the effect takes). Run
+   * again by every try of a retried transaction (withTransaction may hand the same client back),
+   * so each try holds the key's lock.
+   */
   async begin(tx: Queryable): Promise<void> {
-    if (this.begunIn === tx) return;
+    this.begunIn = null;
     const found = await lockIdempotencyScope(tx, this.scope);
     switch (found.outcome) {
       case 'free':
@@ -148,7 +152,7 @@ export class FoldedIdempotency {
   /** The last statement of the effect's transaction: the record commits with the effect. */
   async complete(tx: Queryable, result: ApiResult): Promise<void> {
     if (this.completed) return;
-    await this.begin(tx);
+    if (this.begunIn !== tx) await this.begin(tx);
     const ok = await insertCompletedIdempotencyKey(tx, this.scope, { status_code: result.status, body: JSON.stringify(result.body ?? null), retentionSeconds: RETENTION_SECONDS });
     // Another holder's record appeared (a previous-release claim): this effect must not commit.
     if (!ok) throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
