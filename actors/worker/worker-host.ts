@@ -100,7 +100,11 @@ export class WorkerHost implements Stoppable {
   }
 
   private onNotify(channel: string, runId: string): void {
-    if (channel === CHANNEL_RUN_ACCEPTED) return this.wake();
+    if (channel === CHANNEL_RUN_ACCEPTED) {
+      // Already claimed here after a local wake (role all): no second claim query for it.
+      if (this.running.has(runId)) return;
+      return this.wake();
+    }
     const runner = this.running.get(runId);
     if (!runner) return;
     if (channel === CHANNEL_RUN_CANCEL) runner.cancel();
