@@ -92,10 +92,22 @@ export function createDirectoryStore(options: DirectoryStoreOptions): ObjectStor
     knownDirs.add(dir);
   };
 
-  async function writeTemp(body: Uint8Array, contentType: string | undefined): Promise<string> {
+  /** A new temp file; a temp folder removed behind this process's back is made again. */
+  async function openTemp(): Promise<{ temp: string; handle: Awaited<ReturnType<typeof open>> }> {
     await ensureDir(tempDir);
     const temp = join(tempDir, `${process.pid}-${randomUUID()}`);
-    const handle = await open(temp, 'wx', FILE_MODE);
+    try {
+      return { temp, handle: await open(temp, 'wx', FILE_MODE) };
+    } catch (err) {
+      if (errnoOf(err) !== 'ENOENT') throw err;
+      knownDirs.delete(tempDir);
+      await ensureDir(tempDir);
+      return { temp, handle: await open(temp, 'wx', FILE_MODE) };
+    }
+  }
+
+  async function writeTemp(body: Uint8Array, contentType: string | undefined): Promise<string> {
+    const { temp, handle } = await openTemp();
     let written = false;
     try {
       // FileHandle.writeFile writes everything from the current position (looping over short
@@ -115,9 +127,7 @@ export function createDirectoryStore(options: DirectoryStoreOptions): ObjectStor
 
   /** A temp file written piece by piece (header first), hashed on the way, synced before publishing. */
   async function writeTempStream(body: AsyncIterable<Uint8Array>, opts: StreamPutOptions | undefined): Promise<{ temp: string; size: number; sha256: string }> {
-    await ensureDir(tempDir);
-    const temp = join(tempDir, `${process.pid}-${randomUUID()}`);
-    const handle = await open(temp, 'wx', FILE_MODE);
+    const { temp, handle } = await openTemp();
     const hash = createHash('sha256');
     let size = 0;
     let written = false;

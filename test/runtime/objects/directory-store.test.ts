@@ -67,6 +67,15 @@ test('a folder pruned by a delete (here or in another process) is made again by 
   assert.equal(Array.from((await store.get('runs/r1/pages/p3'))!), [3]);
 });
 
+test('a temp folder removed behind the store is made again by the next put', async () => {
+  const root = freshRoot();
+  const store = open(root);
+  await store.put('a', new Uint8Array([1]));
+  await rm(join(root, '.tmp'), { recursive: true, force: true });
+  await store.put('b', new Uint8Array([2]));
+  assert.equal(Array.from((await store.get('b'))!), [2]);
+});
+
 test('without fsync (objects.directory_fsync = false) a put is still atomic and readable at once', async () => {
   const store = createDirectoryStore({ directory: freshRoot(), fsync: false });
   opened.push(store);
