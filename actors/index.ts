@@ -17,5 +17,5 @@ const startWorker: RoleStarter = async (services: Services, _server: HttpServer)
 export const workerStarters: RoleStarter[] = [startWorker];
 export { readItems, type ItemsQuery } from './runs/index.js';
 export { TOOL_RESULT_ITEM_BYTES } from './attempt/index.js';
-export { expireLeasesPass, advanceThreadsPass } from './sweeps/index.js';
+export { expireLeasesPass, requeueLostWorkersPass, advanceThreadsPass } from './sweeps/index.js';
 export { startFindingAnalysis, DEFAULT_MAX_TRACES, type AnalysisRequest } from './findings/index.js';

@@ -1,6 +1,7 @@
 import type { RoleStarter } from '../runtime/index.js';
 import { closeJobContext, createJobContext } from './job-context.js';
 import { startSweeps } from './start-sweeps.js';
+import { watchLostWorkers } from './watch-lost-workers.js';
 
 export { createJobContext, closeJobContext, type JobContext } from './job-context.js';
 export { ENGINE_HOOKS } from './engine-hooks.js';
@@ -12,14 +13,17 @@ export { recoverConnectionOperationsPass } from './recover-connection-operations
 export { SWEEP_NAMES, SweepJob, sweepQueue, type SweepName } from './sweep-job.js';
 export { SWEEPS, runSweep, type Sweep } from './sweep-table.js';
 export { startSweeps, PGBOSS_SCHEMA, SWEEP_CRON } from './start-sweeps.js';
+export { watchLostWorkers } from './watch-lost-workers.js';
 export { RESPONSE_BYTES_KEPT } from './webhook-delivery.js';
 
 /** Sweeps and the outbox sender, on control and all processes (never on workers). */
 const startJobs: RoleStarter = async (services) => {
   const context = createJobContext(services);
   const sweeps = await startSweeps(context);
+  const lostWorkers = watchLostWorkers(context);
   return {
     async stop() {
+      await lostWorkers.stop();
       await sweeps.stop();
       closeJobContext(context);
     },

@@ -23,3 +23,4 @@ export * from './findings/index.js';
 export * from './assets/index.js';
 export * from './connections/index.js';
 export * from './environments/index.js';
+export * from './cache/index.js';

@@ -10,7 +10,7 @@ import { sharedSchemaCompiler } from './json-schema.js';
 import { compileOutputSpec, type OutputChecker } from './output-spec.js';
 import { reviewerSetup, type ReviewerSetup } from './reviewer.js';
 import type { HostPort } from './attempt-port.js';
-import { addConnectionTools, buildToolCatalog, memoryResource, recallPrompt, skillsPrompt, ToolsetUnavailable, type ToolCatalog } from './tools/index.js';
+import { addConnectionTools, buildToolCatalog, ENVIRONMENT_TOOLSET, memoryResource, recallPrompt, skillsPrompt, ToolsetUnavailable, type ToolCatalog } from './tools/index.js';
 
 export interface AttemptSetup {
   config: AgentConfig;
@@ -66,8 +66,14 @@ export async function prepareAttempt(start: AttemptStart, host: HostPort, signal
       throw err;
     }
   }
-  const promptSections = [skillsPrompt(resources.skills ?? []), recalled].filter((s) => s !== '');
+  const promptSections = [skillsPrompt(resources.skills ?? [], skillsRootOf(resources.families?.[ENVIRONMENT_TOOLSET])), recalled].filter((s) => s !== '');
   return { ok: true, setup: { config: read.config, catalog, output, reviewer, promptSections, close } };
+}
+
+/** Where the environment keeps the skill packages, from the environment family's resources. */
+function skillsRootOf(environment: unknown): string | undefined {
+  const root = (environment as { skills_root?: unknown } | undefined)?.skills_root;
+  return typeof root === 'string' ? root : undefined;
 }
 
 function fail(code: string, message: string): SetupResult {

@@ -21,5 +21,5 @@ export function attemptThreadExecArgv(): string[] {
 }
 export { TOOL_RESULT_ITEM_BYTES } from './tool-output.js';
 export { CONNECTIONS_TOOLSET, type ConnectionsResource } from './tools/index.js';
-export { EnvironmentResources, ENVIRONMENT_TOOLSET } from './tools/index.js';
+export { EnvironmentResources, ENVIRONMENT_TOOLSET, skillFolders } from './tools/index.js';
 export { MEMORY_TOOLSET, WEB_TOOLSET, type MemoryResource, type MountResource, type RecalledSource, type WebResource } from './tools/index.js';

@@ -1,4 +1,4 @@
-import { closeOrphanedAttempts, expireLeases, idleThreadsWithPendingInput } from '../../runtime/index.js';
+import { closeOrphanedAttempts, expireLeases, forgetLostWorkerSessions, idleThreadsWithPendingInput } from '../../runtime/index.js';
 import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/index.js';
 import { advanceThread, sealAndAdvance } from '../threads/index.js';
 
@@ -11,12 +11,17 @@ const BATCH = 100;
  * bounded; replicas skip each other's rows (SKIP LOCKED in expireLeases). It also closes attempt
  * rows left open on runs that were sealed or handed off (a process killed in between).
  */
-export async function expireLeasesPass(context: EngineContext): Promise<{ requeued: number; failed: number; closed: number }> {
+export async function expireLeasesPass(context: EngineContext, options: { backstops?: boolean } = {}): Promise<{ requeued: number; failed: number; closed: number }> {
   const { pool, logger } = context.services;
   const { requeued, exhausted } = await expireLeases(pool, BATCH);
-  // Attempt rows a killed process left open on runs that moved on (see closeOrphanedAttempts).
-  const closed = await closeOrphanedAttempts(pool, BATCH);
-  if (closed > 0) logger.warn({ closed }, 'expire_leases closed attempt rows left open by a stopped process');
+  let closed = 0;
+  if (options.backstops !== false) {
+    // Attempt rows a killed process left open on runs that moved on (see closeOrphanedAttempts).
+    closed = await closeOrphanedAttempts(pool, BATCH);
+    if (closed > 0) logger.warn({ closed }, 'expire_leases closed attempt rows left open by a stopped process');
+    // After the requeue above: a dead worker's registration goes once it owns no running run.
+    await forgetLostWorkerSessions(pool, BATCH);
+  }
   for (const run of requeued) {
     await pool.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, run.id]);
     await context.bus.publish(run.thread_id, [{ type: 'run.status', run_id: run.id, status: 'accepted', run: { id: run.id, status: 'accepted', attempts: run.attempts } }]);
@@ -29,6 +34,15 @@ export async function expireLeasesPass(context: EngineContext): Promise<{ requeu
   }
   if (requeued.length + failed > 0) logger.info({ requeued: requeued.length, failed }, 'expire_leases');
   return { requeued: requeued.length, failed, closed };
+}
+
+/**
+ * The quick part of expire_leases, run every worker.liveness_scan_ms on control processes:
+ * requeues the runs of workers whose database session is gone (and, on the way, of expired
+ * leases) without the backstops of the full pass. One statement when nothing is lost.
+ */
+export function requeueLostWorkersPass(context: EngineContext): Promise<{ requeued: number; failed: number; closed: number }> {
+  return expireLeasesPass(context, { backstops: false });
 }
 
 /** advance_threads (spec 1.4): starts the next queued input of idle threads. */

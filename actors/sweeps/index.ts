@@ -1,1 +1,1 @@
-export { expireLeasesPass, advanceThreadsPass } from './engine-sweeps.js';
+export { expireLeasesPass, requeueLostWorkersPass, advanceThreadsPass } from './engine-sweeps.js';

@@ -20,6 +20,7 @@ import {
   type InboxEntry,
   type Principal,
   type Queryable,
+  type ReadCaches,
   type RunRow,
   type ThreadRow,
 } from '../../runtime/index.js';
@@ -50,8 +51,10 @@ export interface ThreadResult {
  * overrides are applied key by key, so only their own fields can fail here: the revision's
  * were validated when it was published.
  */
-async function checkInput(tx: Queryable, workspaceId: string, input: InputRequest): Promise<ResolvedRevision> {
-  const resolved = await resolveAgentRevision(tx, workspaceId, input.agent_id, input.agent_revision_id ?? undefined, { agent: 'body.agent_id', revision: 'body.agent_revision_id' });
+async function checkInput(tx: Queryable, workspaceId: string, input: InputRequest, caches?: ReadCaches): Promise<ResolvedRevision> {
+  // Head and revision through the read cache: a head archived elsewhere is seen within the
+  // pub/sub delay (ReadCaches), revisions never change.
+  const resolved = await resolveAgentRevision(tx, workspaceId, input.agent_id, input.agent_revision_id ?? undefined, { agent: 'body.agent_id', revision: 'body.agent_revision_id' }, caches);
   // Overrides replace whole configuration keys, so the configuration the run would execute is
   // validated as a revision's would be (toolset and tool names, references, schemas): an
   // override the run could not honour is refused now instead of being skipped later.
@@ -115,7 +118,7 @@ export function enqueueInput(
       if (!locked) throw new AppError('not_found', 'thread not found');
       const { position } = locked;
       let thread = locked.thread;
-      const resolved = await checkInput(tx, target.workspaceId, input);
+      const resolved = await checkInput(tx, target.workspaceId, input, context.services.caches);
       const payload = await payloadWithMedia(tx, target.workspaceId, input.payload, 'body.payload');
       // An idle thread starts a run for this entry at once: the entry is inserted assigned to
       // the run id chosen here, which the run is then created with.

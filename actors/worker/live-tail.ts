@@ -13,7 +13,9 @@ const SEALED_RESYNC_MS = 3600_000;
  * memory (the single writer of a running run's tail). Every change is published to the thread's
  * stream; events are batched per tick into one pipelined XADD, and the stream ids they get are
  * recorded on the items (first_stream_id / last_stream_id) so a client that read an item can
- * join the stream right after it.
+ * join the stream right after it. The bus batches further across every run of the process (one
+ * pipeline per round trip, runtime/streams command-batcher.ts); a tail's FIRST event is not
+ * held for the tick: it is sent at once, with the anchor, in one round trip.
  *
  * The tail snapshot in the store (read by GET /runs/{id}/items) is always a consistent pair:
  * its items reflect exactly this attempt's events up to its last_stream_id, so a client that
@@ -31,7 +33,10 @@ export class LiveTail {
   private readonly items = new Map<number, TailItem>();
   private batch: Array<{ ordinal: number; event: StreamEvent }> = [];
   private flushing: Promise<void> = Promise.resolve();
+  /** The last tail snapshot written (not awaited by the next publish: the bus keeps their order). */
+  private tailWrite: Promise<unknown> = Promise.resolve();
   private scheduled = false;
+  private sentAny = false;
   /** The tool call whose arguments stream now, and its item's ordinal (cleared when it completes). */
   private args: ArgumentsProgress | null = null;
   private argsOrdinal: number | null = null;
@@ -110,10 +115,12 @@ export class LiveTail {
     return [...this.items.keys()].sort((a, b) => a - b).map((ordinal) => this.view(ordinal));
   }
 
-  /** Waits until every event emitted so far has its stream id (or was found lost). */
+  /** Waits until every event emitted so far has its stream id (or was found lost) and the
+   *  tail snapshot that covers them is written. */
   async flush(): Promise<void> {
     if (this.batch.length > 0) this.flushing = this.flushing.then(() => this.send());
     await this.flushing;
+    await this.tailWrite;
   }
 
   /** The store is reachable again: re-publish what it lost without waiting for new output. */
@@ -156,10 +163,16 @@ export class LiveTail {
     this.batch.push({ ordinal, event });
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const go = (): void => {
       this.scheduled = false;
       this.flushing = this.flushing.then(() => this.send());
-    });
+    };
+    // The run's first event (item.started) goes out at once, not at the end of the tick: what
+    // the client waits for first is never held behind a batch. Later events of the tick
+    // coalesce into one publish (deltas arrive in bursts from the attempt's port).
+    if (this.sentAny) return void setImmediate(go);
+    this.sentAny = true;
+    queueMicrotask(go);
   }
 
   private async send(): Promise<void> {
@@ -173,11 +186,31 @@ export class LiveTail {
       for (const { ordinal } of batch) this.lostFrom = Math.min(this.lostFrom, ordinal);
       return this.resync();
     }
-    if (!this.anchored && !(await this.anchor())) return this.lose(batch);
-    const ids = await this.bus.publish(this.threadId, batch.map((b) => b.event));
+    // The snapshot as of this batch: output arriving while it is published belongs to the next
+    // batch, so the snapshot written below covers exactly the events up to its last id.
+    const view = this.snapshotRows();
+    const args = this.args;
+    const events = batch.map((b) => b.event);
+    let ids: Array<string | null>;
+    if (this.anchored) ids = await this.bus.publish(this.threadId, events);
+    else {
+      // Anchor and first publish in one round trip (the bus applies the anchor first).
+      const first = await this.bus.publishAnchored(this.threadId, { run_id: this.runId, attempt: this.attempt }, events);
+      this.anchored = first.anchored;
+      ids = first.anchored ? first.ids : events.map(() => null);
+    }
     if (ids.some((id) => id === null)) return this.lose(batch);
     this.record(batch, ids);
-    await this.bus.setTail({ run_id: this.runId, attempt: this.attempt, items: this.snapshot(), last_stream_id: ids[ids.length - 1] ?? null, arguments: this.args });
+    recordOn(view, batch, ids);
+    // The arguments progress as of this batch, with the id of its event when the batch holds it.
+    const at = args ? batch.findIndex((b) => b.event === (args.event as unknown)) : -1;
+    const argsSnapshot = args ? { ...args, stream: at >= 0 ? (ids[at] ?? null) : args.stream } : args;
+    this.tailWrite = this.bus.setTail({ run_id: this.runId, attempt: this.attempt, items: view, last_stream_id: ids[ids.length - 1] ?? null, arguments: argsSnapshot });
+  }
+
+  /** Copies of the tail's items (content objects are replaced, never mutated, by delta()). */
+  private snapshotRows(): Array<Record<string, unknown>> {
+    return [...this.items.keys()].sort((a, b) => a - b).map((ordinal) => ({ ...this.view(ordinal) }));
   }
 
   /** Sets the snapshot to "nothing of this tail yet" at the stream's current end. */
@@ -233,4 +266,16 @@ export class LiveTail {
     const item = this.items.get(ordinal)!;
     return this.row(item) as unknown as Record<string, unknown>;
   }
+}
+
+/** The stream ids of a published batch, on a snapshot's copies of the items. */
+function recordOn(view: Array<Record<string, unknown>>, batch: Array<{ ordinal: number }>, ids: Array<string | null>): void {
+  const byOrdinal = new Map(view.map((item) => [item.ordinal as number, item]));
+  batch.forEach(({ ordinal }, i) => {
+    const item = byOrdinal.get(ordinal);
+    const id = ids[i];
+    if (!item || !id) return;
+    item.first_stream_id ??= id;
+    item.last_stream_id = id;
+  });
 }

@@ -11,6 +11,11 @@ const MAX_RETRY_MS = 10_000;
  * claim loop also polls and lease renewal reports cancels, so a NOTIFY missed while
  * reconnecting delays work by at most one poll interval and never loses it; `onConnected`
  * runs after every (re)connect so the owner can catch up at once.
+ *
+ * `prepare` runs on every new connection before LISTEN; the worker host takes its session
+ * lock there (runtime worker-sessions.ts), which ties its liveness to this connection. A
+ * prepare that answers false counts as a failed connect (retried with backoff); `ready` is
+ * true only between a successful prepare and the loss of that connection.
  */
 export class NotificationListener {
   private client: pg.Client | null = null;
@@ -24,7 +29,15 @@ export class NotificationListener {
     private readonly onNotify: (channel: string, payload: string) => void,
     private readonly logger: Logger,
     private readonly onConnected: () => void = () => undefined,
+    private readonly prepare: (client: pg.Client) => Promise<boolean> = async () => true,
   ) {}
+
+  private prepared: pg.Client | null = null;
+
+  /** The current connection is up and prepared (for the worker host: it holds its session lock). */
+  get ready(): boolean {
+    return this.prepared !== null && this.prepared === this.client;
+  }
 
   async start(): Promise<void> {
     if (this.stopped) return;
@@ -42,8 +55,10 @@ export class NotificationListener {
     try {
       this.client = client;
       await client.connect();
+      if (!(await this.prepare(client))) throw new Error('the connection could not be prepared (session lock held elsewhere)');
       for (const channel of this.channels) await client.query(`listen ${channel}`);
       if (this.client !== client) return;
+      this.prepared = client;
       if (this.failures > 0) this.logger.info({ after_failures: this.failures }, 'LISTEN connection restored');
       this.failures = 0;
       this.onConnected();
@@ -55,6 +70,7 @@ export class NotificationListener {
 
   private reconnect(failed: pg.Client): void {
     if (this.client === failed) this.client = null;
+    if (this.prepared === failed) this.prepared = null;
     failed.removeAllListeners('end');
     failed.removeAllListeners('notification');
     void failed.end().catch(() => undefined);
@@ -73,6 +89,7 @@ export class NotificationListener {
     if (this.retry) clearTimeout(this.retry);
     const client = this.client;
     this.client = null;
+    this.prepared = null;
     if (client) {
       client.removeAllListeners('end');
       client.removeAllListeners('error');

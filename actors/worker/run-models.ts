@@ -29,6 +29,7 @@ export function resolveRunModel(services: Services, models: ModelSources, worksp
   return resolveModelForRun(services.pool, services.keyring, models.registry, workspaceId, key, {
     policy: { allowedHttpOrigins: services.config.providers.allowed_http_origins },
     tokens: models.tokens,
+    caches: services.caches,
   });
 }
 

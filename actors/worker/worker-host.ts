@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { AccessTokenCache, claimRuns, createProviderRegistry, ID_PREFIX, newId, randomWorkerId, type Services, type Stoppable } from '../../runtime/index.js';
+import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type Services, type Stoppable } from '../../runtime/index.js';
 import { ATTEMPT_TASK_FILE, attemptThreadExecArgv } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
@@ -45,7 +45,10 @@ export class WorkerHost implements Stoppable {
     this.beat = context.services.readiness.watch('worker.claim', Math.max(30_000, config.worker.poll_seconds * 10_000));
     // After a (re)connect, notifications sent while the connection was down are caught up
     // at once: claim, and hand every running attempt the steer entries it may have missed.
-    this.listener = new NotificationListener(databaseUrl, [CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER], (channel, payload) => this.onNotify(channel, payload), context.services.logger, () => this.catchUp());
+    // The LISTEN connection also carries this worker's session lock (holdWorkerSession): when
+    // the process dies, the lock goes with the connection and expire_leases requeues its runs
+    // at once rather than after their leases.
+    this.listener = new NotificationListener(databaseUrl, [CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER], (channel, payload) => this.onNotify(channel, payload), context.services.logger, () => this.catchUp(), (client) => holdWorkerSession(client, this.id));
   }
 
   get services(): Services {
@@ -83,7 +86,9 @@ export class WorkerHost implements Stoppable {
   private async claim(): Promise<void> {
     const { worker } = this.services.config;
     const free = worker.slots - this.running.size;
-    if (free <= 0) return;
+    // No claim without the session lock: a run owned by a worker that holds no lock looks
+    // dead to expire_leases and would be requeued at once. Reconnecting catches up (catchUp).
+    if (free <= 0 || !this.listener.ready) return;
     const claimed = await claimRuns(this.services.pool, this.id, free, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
     for (const run of claimed) {
       const runner = new AttemptRunner(this.context, this.models, this.pool, run);

@@ -3,8 +3,8 @@ import {
   agentTable,
   changeHead,
   createAgent,
-  getAgent,
   listAgents,
+  readAgent,
   toAgentView,
   validateAgentConfig,
   type HeadActor,
@@ -20,9 +20,14 @@ export const actorOf = (ctx: ApiContext<unknown, unknown, unknown>): HeadActor =
 /** A head view with its ETag. */
 export const agentResult = (agent: AgentRow, status = 200): ApiResult => ({ status, body: toAgentView(agent), etag: { id: agent.id, version: agent.version } });
 
-/** Loads an agent of the request's workspace: another workspace's is 404 like a missing one. */
+/**
+ * Loads an agent of the request's workspace: another workspace's is 404 like a missing one.
+ * Read through the process's cache (a head change drops it: see ReadCaches); an If-Match check
+ * against a cached head that is stale by the pub/sub delay fails at the update, whose
+ * `where version = $n` is the authority.
+ */
 export async function loadAgent(ctx: ApiContext<unknown, unknown, unknown>, agentId: string): Promise<AgentRow> {
-  const agent = await getAgent(ctx.services.pool, ctx.workspaceId, agentId);
+  const agent = await readAgent(ctx.services.caches, ctx.services.pool, ctx.workspaceId, agentId);
   if (!agent) throw new AppError('not_found', 'agent not found');
   return agent;
 }

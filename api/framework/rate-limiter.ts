@@ -16,6 +16,11 @@ export class RateLimiter {
     this.counter = new WindowCounter(kv, 'rl', 'pass');
   }
 
+  /** False with auth.rate_limit_per_minute = 0: callers skip check() (no promise per request). */
+  get enabled(): boolean {
+    return this.perMinute > 0;
+  }
+
   async check(principalId: string): Promise<void> {
     if (this.perMinute <= 0) return;
     const { count, retryAfter } = await this.counter.increment(principalId);

@@ -92,10 +92,10 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
   const principal =
     spec.auth === 'none'
       ? ANONYMOUS
-      : await authenticate(services.pool, { authorization: headers.authorization, workspace: headers['x-workspace-id'] }, { workspaceRequired: spec.workspace !== 'none' });
+      : await authenticate(services.pool, { authorization: headers.authorization, workspace: headers['x-workspace-id'] }, { workspaceRequired: spec.workspace !== 'none', cache: services.credentialCache });
   request.log.principal_id = principal.id;
   if (principal.workspace_id) request.log.workspace_id = principal.workspace_id;
-  if (spec.auth !== 'none') await limiters.requests.check(principal.id);
+  if (spec.auth !== 'none' && limiters.requests.enabled) await limiters.requests.check(principal.id);
   const permission = spec.permission ?? (spec.method === 'GET' ? 'read' : 'write');
   if (permission !== 'none' && spec.auth !== 'none' && spec.workspace !== 'none' && !principal.permissions.has(permission)) {
     throw new AppError('forbidden', `this operation needs the ${permission} permission`);

@@ -47,9 +47,58 @@ export function docsHtml(cacheKey: string): string {
 `;
 }
 
-/** Served as a file (not inline) so that the page's CSP needs no 'unsafe-inline'. */
+/**
+ * Served as a file (not inline) so that the page's CSP needs no 'unsafe-inline'.
+ *
+ * Swagger UI 5.33 and later virtualize the operation list once it holds 150 entries (tags
+ * plus the operations of open tags). The threshold is a constant and no option turns it
+ * off (swagger-api/swagger-ui#11056). Past it, only the entries near the viewport are in
+ * the DOM and the rest is empty padding that fills in as the page scrolls. The document
+ * crossed the threshold in merge 31e9e8b (assets, connections: 14 tags + 144 operations).
+ * From then on the page held the first tag and six operations, and no error was reported.
+ * Find in page (Ctrl+F), printing and anything that reads the DOM without scrolling (the
+ * docs-page test) saw only those. The plugin below restores Swagger UI's own unvirtualized
+ * list, which is what Swagger UI renders below the threshold: each tag with its
+ * operations, collapsible. test/api/docs-page.test.ts checks that every operation of the
+ * document is in the DOM without scrolling.
+ */
 export function docsInitScript(): string {
   return `'use strict';
+// Swagger UI's unvirtualized operation list (see docsInitScript in api/openapi/docs-page.ts).
+function FullOperationList(system) {
+  var h = system.React.createElement;
+  function Operations(props) {
+    var specSelectors = props.specSelectors;
+    var getComponent = props.getComponent;
+    var taggedOps = specSelectors.taggedOperations();
+    if (taggedOps.size === 0) return h('h3', null, ' No operations defined in spec!');
+    var methods = specSelectors.validOperationMethods();
+    var OperationTag = getComponent('OperationTag');
+    var OperationContainer = getComponent('OperationContainer', true);
+    return h('div', null, taggedOps.map(function (tagObj, tag) {
+      var operations = tagObj.get('operations')
+        .filter(function (op) { return methods.indexOf(op.get('method')) !== -1; })
+        .map(function (op) {
+          var path = op.get('path');
+          var method = op.get('method');
+          return h(OperationContainer, { key: path + '-' + method, specPath: op.get('specPath'), op: op, path: path, method: method, tag: tag });
+        })
+        .toArray();
+      return h(OperationTag, {
+        key: 'operation-' + tag,
+        tagObj: tagObj,
+        tag: tag,
+        oas3Selectors: props.oas3Selectors,
+        layoutSelectors: props.layoutSelectors,
+        layoutActions: props.layoutActions,
+        getConfigs: props.getConfigs,
+        getComponent: getComponent,
+        specUrl: specSelectors.url(),
+      }, h('div', { className: 'operation-tag-content' }, operations));
+    }).valueSeq().toArray());
+  }
+  return { components: { operations: Operations } };
+}
 window.ui = SwaggerUIBundle({
   url: ${JSON.stringify(DOCUMENT_PATH)},
   dom_id: '#swagger-ui',
@@ -60,6 +109,7 @@ window.ui = SwaggerUIBundle({
   // Never ask a third-party validator service about the document (the page works offline).
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
+  plugins: [FullOperationList],
   layout: 'BaseLayout',
 });
 `;

@@ -92,7 +92,7 @@ export function resumePoint(lastEventId: string | undefined, rawQuery: string): 
  */
 export async function admitStream(services: Services, bus: StreamBus, limiter: RateLimiter, input: StreamRequestInput): Promise<StreamGrant> {
   checkHeaderValues(input.headers);
-  const principal = await authenticate(services.pool, { authorization: input.authorization, workspace: input.workspace }, { workspaceRequired: true });
+  const principal = await authenticate(services.pool, { authorization: input.authorization, workspace: input.workspace }, { workspaceRequired: true, cache: services.credentialCache });
   await limiter.check(principal.id);
   if (!principal.permissions.has('read')) throw new AppError('forbidden', 'this operation needs the read permission');
   const threadId = decodeComponent(input.threadId, 'path.thread_id');

@@ -1,8 +1,10 @@
 // Scenario: GET /api/v1/agents/{id} with an API key against one real `all` process, with the
 // plain load shape of the uws-hello ceiling, so the ratio compares like with like. Each request
-// authenticates the key (SHA-256 lookup + last-used touch), scopes the workspace, reads the agent.
+// authenticates the key (SHA-256, then the process's credential cache), scopes the workspace and
+// reads the agent (the process's read cache): after the first requests, no database round trip.
 import { connect } from 'node:net';
 import { startModelServer } from '../model-server.js';
+import { commandCpuMs, processCpuMs } from '../proc-cpu.js';
 import { LOAD_SHAPES, type BenchContext, type Figures, type Scenario } from '../scenario.js';
 import { prepareServiceEnv, startServiceProcess } from '../service-harness.js';
 import { seedWorkspace } from '../service-seed.js';
@@ -25,9 +27,19 @@ async function run(ctx: BenchContext): Promise<Figures> {
   const probe = await seed.api.call('GET', `/api/v1/agents/${seed.agentId}`);
   if (probe.status !== 200) throw new Error(`GET agent answered ${probe.status}`);
   const warmup = Math.min(WARMUP_SECONDS, ctx.seconds);
+  const serviceCpuBefore = processCpuMs(service.pid);
+  const postgresCpuBefore = commandCpuMs('postgres');
   const plain = await ctx.measureAutocannon(url, { ...LOAD_SHAPES.plain, warmup, headers });
+  // CPU per request of the service and of PostgreSQL: the warm-up's requests are estimated at
+  // the measured rate (autocannon reports no count for them), hence approximate.
+  const requests = Math.max(1, plain.requests_per_sec * (ctx.seconds + warmup));
+  const perRequestUs = (ms: number): number => Math.round((ms * 1000) / requests);
+  const serviceCpuUs = perRequestUs(processCpuMs(service.pid) - serviceCpuBefore);
+  const postgresCpuUs = perRequestUs(commandCpuMs('postgres') - postgresCpuBefore);
   return {
     requests_per_sec: plain.requests_per_sec,
+    service_cpu_us_per_request_approx: serviceCpuUs,
+    postgres_cpu_us_per_request_approx: postgresCpuUs,
     p50_ms: plain.p50_ms,
     p99_ms: plain.p99_ms,
     errors: plain.errors,

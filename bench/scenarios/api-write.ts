@@ -6,6 +6,7 @@
 // Requests rotate over one thread per connection: writes to one thread serialise on its row
 // lock by design, so a single hot thread would measure lock waits, not the API.
 import { startModelServer } from '../model-server.js';
+import { commandCpuMs, processCpuMs } from '../proc-cpu.js';
 import { measureRequests } from '../request-load.js';
 import { LOAD_SHAPES, type BenchContext, type Figures, type Scenario } from '../scenario.js';
 import { commitCount, prepareServiceEnv, startServiceProcess } from '../service-harness.js';
@@ -32,6 +33,10 @@ async function run(ctx: BenchContext): Promise<Figures> {
   // Commits per request from the database's counter; it also counts the warm-up, so it is
   // divided by every request sent (approximate: backends flush it at most once a second).
   const commitsBefore = await commitCount(env.databaseUrl);
+  // CPU per request of the service process and of PostgreSQL (every backend on the machine),
+  // over the same requests: a figure that other tenants' load does not move as much as req/s.
+  const serviceCpuBefore = processCpuMs(service.pid);
+  const postgresCpuBefore = commandCpuMs('postgres');
   let sent = 0;
   const figures = await measureRequests(ctx, {
     origin: service.url,
@@ -44,9 +49,11 @@ async function run(ctx: BenchContext): Promise<Figures> {
       body,
     }),
   });
+  const serviceCpuMs = processCpuMs(service.pid) - serviceCpuBefore;
+  const postgresCpuMs = commandCpuMs('postgres') - postgresCpuBefore;
   await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
   const commitsPerRequest = (await commitCount(env.databaseUrl)) - commitsBefore;
-  return { ...figures, db_commits_per_request_approx: Math.round((commitsPerRequest / Math.max(sent, 1)) * 10) / 10, threads: threads.length, connections, role: 'control (no worker)', pool_size: ctx.poolSize };
+  return { ...figures, db_commits_per_request_approx: Math.round((commitsPerRequest / Math.max(sent, 1)) * 10) / 10, service_cpu_us_per_request_approx: Math.round((serviceCpuMs * 1000) / Math.max(sent, 1)), postgres_cpu_us_per_request_approx: Math.round((postgresCpuMs * 1000) / Math.max(sent, 1)), threads: threads.length, connections, role: 'control (no worker)', pool_size: ctx.poolSize };
 }
 
 export const apiWrite: Scenario = {

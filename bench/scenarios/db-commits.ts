@@ -136,7 +136,7 @@ export const dbCommits: Scenario = {
   budgetSeconds: () => 120,
   run,
   targets: [
-    { name: 'commits_per_inbox_post', figure: 'db-commits.commits_per_inbox_post', op: '<=', target: 1, unit: '' },
-    { name: 'commits_per_run', figure: 'db-commits.commits_per_run', op: '<=', target: 4, unit: '' },
+    { name: 'db_commits_per_inbox_post', figure: 'db-commits.commits_per_inbox_post', op: '<=', target: 1, unit: '' },
+    { name: 'db_commits_per_run', figure: 'db-commits.commits_per_run', op: '<=', target: 4, unit: '' },
   ],
 };

@@ -1,3 +1,4 @@
+import { publishChangesOnce } from '../cache/index.js';
 import type { LoadedConfig } from '../config/index.js';
 import { normalizeEmail } from '../identity/index.js';
 import type { Logger } from '../log/index.js';
@@ -16,5 +17,11 @@ export async function setUserEnabledCommand(loaded: LoadedConfig, logger: Logger
     const state = options.enabled ? 'enabled' : 'disabled';
     process.stdout.write(`${JSON.stringify({ user_id: user.id, email: user.email, status: state, changed })}\n`);
     if (!changed) process.stderr.write(`user ${email} was already ${state}\n`);
+    // Running processes cache credentials (runtime/cache): they drop this user's when told. The
+    // in-process bus (no kv.url) caches none, so there is no one to tell.
+    const { kv } = loaded.config;
+    if (kv.url !== '' && !(await publishChangesOnce({ url: kv.url, prefix: kv.key_prefix }, [{ kind: 'user', id: user.id }]))) {
+      process.stderr.write(`warning: Redis (kv.url) did not take the change notice: running processes apply it within cache.ttl_seconds (${loaded.config.cache.ttl_seconds} s)\n`);
+    }
   });
 }

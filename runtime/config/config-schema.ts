@@ -41,7 +41,7 @@ export const ServiceConfig = Type.Object(
       access_key_id: str('', 'S3 access key id; empty uses the AWS default credential chain'),
       secret_access_key: str('', 'S3 secret access key'),
       directory_fsync: bool(true, 'directory driver: fsync each object and its folder before a put returns, so objects survive an OS crash or power loss like the PostgreSQL commits that point to them; false keeps only atomicity and process-crash safety (README, "Object store")'),
-      inline_checkpoint_max_bytes: int(32768, 0, 'checkpoints up to this size are stored in PostgreSQL with their step commit instead of as objects; 0 keeps every checkpoint an object (needed while workers of a release before migration 0014 still run)', 1048576),
+      inline_checkpoint_max_bytes: int(32768, 0, 'checkpoints up to this size are stored in PostgreSQL with their step commit instead of as objects; 0 keeps every checkpoint an object (needed while workers of a release before migration 0016 still run)', 1048576),
     }),
     encryption: section({
       key_file: str('data/keyring.json', 'key ring file; generated once (mode 0600) when absent'),
@@ -72,6 +72,12 @@ export const ServiceConfig = Type.Object(
       drain_seconds: int(30, 0, 'time a worker waits at shutdown for attempts to hand off'),
       authority_seconds: int(30, 2, 'attempt lease length and interval of the expire_leases sweep'),
       poll_seconds: int(2, 1, 'claim polling fallback when no NOTIFY arrives'),
+      liveness_scan_ms: int(250, 50, 'interval (ms) at which control processes requeue the runs of workers whose database session is gone (a killed worker), without waiting for the lease', 60000),
+    }),
+    cache: section({
+      enabled: bool(true, 'cache credentials and hot resources per process (invalidated over Redis pub/sub; bypassed while Redis is lost)'),
+      max_entries: int(10000, 1, 'most entries the per-process read cache holds (least recently used dropped first)'),
+      ttl_seconds: int(60, 1, 'longest an entry is served without a change message: the staleness bound if a message is lost unnoticed', 3600),
     }),
     auth: section({
       expiry_scan_seconds: int(300, 1, 'interval of the expire_credentials sweep'),

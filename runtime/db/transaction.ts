@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { PG_DEADLOCK_DETECTED, PG_SERIALIZATION_FAILURE, pgCode } from '../errors/index.js';
+import { beginChanges, endChanges } from './committed-changes.js';
 
 /**
  * Runs fn in one transaction on one pooled client. Serialization failures and deadlocks are
@@ -17,10 +18,14 @@ export async function withTransaction<T>(
     let broken = false;
     try {
       await client.query(options.isolation ? `begin isolation level ${options.isolation}` : 'begin');
+      beginChanges(client);
       const result = await fn(client);
       await client.query('commit');
+      // Read caches learn of changed rows only once they are committed (committed-changes.ts).
+      endChanges(pool, client, true);
       return result;
     } catch (error) {
+      endChanges(pool, client, false);
       try {
         await client.query('rollback');
       } catch {

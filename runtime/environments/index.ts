@@ -9,3 +9,4 @@ export { ENVIRONMENT_TOOL_LIMITS, listEnvironmentFiles, readEnvironmentFile, run
 export { checkTemplate, TEMPLATE_DEFAULTS } from './template-check.js';
 export { maintainEnvironments, renewEnvironments, DEFAULT_SANDBOX_SECONDS, SWEEP_BATCH, type MaintainReport, type RenewReport } from './environment-sweeps.js';
 export { KeyedLock } from './keyed-lock.js';
+export { placeSkillPackages, skillPackagesPlaced, type SkillPackagePlacement } from './skill-placement.js';

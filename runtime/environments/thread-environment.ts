@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors/index.js';
-import { getEnvironmentTemplate, getThreadEnvironment, touchEnvironment, type EnvironmentRow } from '../stores/index.js';
+import { getEnvironmentById, getEnvironmentTemplate, getThreadEnvironment, touchEnvironment, type EnvironmentRow } from '../stores/index.js';
 import { createEnvironment, deleteEnvironment, startEnvironment, stopEnvironment } from './environment-lifecycle.js';
 import type { EnvironmentRuntime } from './environment-runtime.js';
 
 // A run's environment (TOOLS.md "Environments"): the live environment of its thread for the
 // agent's default_environment_template_id, created when there is none. A thread's later runs
 // reuse it while it lives; a stopped one is started again; one that was deleted (idle too long)
-// is replaced by a new one.
+// or is past its vendor lifetime (expires_at) is replaced by a new one.
 //
 // Only the run holding the thread's lease calls this (one accepted/running run per thread,
 // RUNS.md invariant 1, and every caller is fenced by that lease first), so a thread's
@@ -44,6 +44,17 @@ async function ensureUnlocked(rt: EnvironmentRuntime, target: ThreadEnvironmentT
       if (created === null) continue; // raced with another creator: read the winner
       const used = await touchEnvironment(db, created.id);
       if (used) return used;
+      continue;
+    }
+    if ((env.status === 'ready' || env.status === 'stopped') && env.operation === null && env.expires_at !== null && Date.parse(env.expires_at) <= Date.now()) {
+      // Past its vendor lifetime (a Modal sandbox's timeout, a renewal that did not come in
+      // time): the vendor has ended it, so it is deleted here and the loop creates a new one.
+      await deleteEnvironment(rt, env, target.signal ? { signal: target.signal } : {}).catch(() => undefined);
+      const after = await getEnvironmentById(db, env.id);
+      if (after && after.status !== 'deleted' && Date.now() > deadline) {
+        throw new AppError('unavailable', `environment ${env.id} has expired and could not be deleted`, { details: { reason: 'busy' } });
+      }
+      if (after?.status !== 'deleted') await sleep(BUSY_POLL_MS);
       continue;
     }
     if (env.status === 'ready' && env.operation === null) {

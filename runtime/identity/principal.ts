@@ -9,6 +9,12 @@ export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, readonly Permission[]
   member: ['read', 'write', 'run'],
   viewer: ['read'],
 };
+/** The permission set of each role, built once (principals share them; never mutated). */
+export const ROLE_PERMISSION_SETS: Readonly<Record<MemberRole, ReadonlySet<Permission>>> = {
+  admin: new Set(ROLE_PERMISSIONS.admin),
+  member: new Set(ROLE_PERMISSIONS.member),
+  viewer: new Set(ROLE_PERMISSIONS.viewer),
+};
 const RANK: Readonly<Record<MemberRole, number>> = { viewer: 0, member: 1, admin: 2 };
 
 export function lowerRole(a: MemberRole, b: MemberRole): MemberRole {

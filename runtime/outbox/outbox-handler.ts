@@ -40,5 +40,10 @@ export type SweepHook = (services: Services) => Promise<void>;
 export interface EngineHooks {
   readonly advance_threads: readonly SweepHook[];
   readonly expire_leases: readonly SweepHook[];
+  /**
+   * The quick part of expire_leases (requeue the runs of workers whose database session is
+   * gone), run every worker.liveness_scan_ms; absent: only the full pass does it.
+   */
+  readonly lost_workers?: readonly SweepHook[];
   readonly outbox: Readonly<Partial<Record<EngineOutboxKind, OutboxHandler>>>;
 }

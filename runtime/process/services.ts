@@ -1,6 +1,7 @@
 import type pg from 'pg';
+import { CacheBus, ReadCaches } from '../cache/index.js';
 import type { LoadedConfig, Role } from '../config/index.js';
-import { createPool, loadMigrations, startEmbeddedPostgres, type EmbeddedDatabase, type Migration } from '../db/index.js';
+import { createPool, loadMigrations, onCommittedChanges, startEmbeddedPostgres, type EmbeddedDatabase, type Migration } from '../db/index.js';
 import { PasswordHashing } from '../identity/index.js';
 import { loadOrCreateKeyRing, type KeyRing } from '../keyring/index.js';
 import { createObjectStore, type ObjectStore } from '../objects/index.js';
@@ -19,6 +20,17 @@ export interface Services {
   /** The resolved database URL (the embedded server's when database.url is empty). */
   readonly databaseUrl: string;
   readonly kv: Kv;
+  /**
+   * The per-process read cache of hot resources (agents, revisions, models, providers); every
+   * committed change of those rows invalidates it here at once and elsewhere over pub/sub.
+   */
+  readonly caches: ReadCaches;
+  /**
+   * The same cache for credentials (API keys, sessions, memberships), or undefined when they
+   * are read from the database on every request: on the in-process bus, because the operator's
+   * `user disable` runs in another process that cannot reach this one's bus.
+   */
+  readonly credentialCache: ReadCaches | undefined;
   readonly objects: ObjectStore;
   readonly keyring: KeyRing;
   readonly metrics: Metrics;
@@ -54,6 +66,16 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
   if (kv.kind === 'redis' && (await waitForKv(kv, 2000)) !== 'ready') {
     logger.warn({ kv: redisAddress(config.kv.url) }, `key-value store unreachable at startup (Redis at ${redisAddress(config.kv.url)}, kv.url): serving degraded, live streams and rate limits pause until it answers; durable state is in PostgreSQL`);
   }
+  const caches = new ReadCaches({ enabled: config.cache.enabled, maxEntries: config.cache.max_entries, ttlMs: config.cache.ttl_seconds * 1000 });
+  const cacheBus = new CacheBus(kv, caches, logger);
+  // A committed change drops the entries it touches in this process before the writer's
+  // transaction helper returns (so the writer's next request reads the new row), then goes
+  // out to the other processes.
+  onCommittedChanges(pool, (changes) => {
+    caches.invalidate(changes);
+    cacheBus.publish(changes);
+  });
+  cacheBus.start();
   const objects = createObjectStoreFromConfig(config.objects);
   const keyring = await loadOrCreateKeyRing(config.encryption.key_file);
   const readiness = new Readiness();
@@ -66,6 +88,8 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     pool,
     databaseUrl: url,
     kv,
+    caches,
+    credentialCache: kv.kind === 'redis' ? caches : undefined,
     objects,
     keyring,
     metrics,
@@ -81,6 +105,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
       logger.error({ task, err: error }, 'background task stopped; process is no longer ready');
     },
     async close() {
+      await cacheBus.close();
       await kv.close();
       await objects.close();
       await pool.end();

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { AppError } from '../errors/index.js';
 import type { KeyRing } from '../keyring/index.js';
-import { getModel, getProviderWithCredential, type Model, type Provider } from '../stores/index.js';
+import { readModel, readProviderWithCredential, type ReadCaches } from '../cache/index.js';
+import type { Model, Provider } from '../stores/index.js';
 import { openProviderCredential, credentialHeaders, credentialString, type ProviderCredential } from './provider-credential.js';
 import { freshChatgptCredential, mintServiceAccountToken, parseServiceAccountKey, type AccessTokenCache } from './model-auth/index.js';
 import type { ApiKeyScheme } from './model-adapters/index.js';
@@ -10,8 +11,9 @@ import { checkEndpoint, isModelApi, resolveModelBaseUrl, type EndpointPolicy, ty
 
 // What the run engine calls before each model request: the model by key, its provider, and
 // everything a streaming adapter needs (base URL, API, decrypted key and headers). It reads
-// the current rows every time, so disabling a model or provider stops new use at once
-// (spec 2.2, 2.13 rule 4).
+// the current rows every time (through the process's read cache when given one: a change is
+// seen at once in the process that committed it and within the pub/sub delay elsewhere, see
+// ReadCaches), so disabling a model or provider stops new use (spec 2.2, 2.13 rule 4).
 
 export interface ResolvedAwsCredentials {
   region: string;
@@ -46,6 +48,8 @@ export interface ResolveModelOptions {
   /** Vertex access tokens minted before (the worker host keeps one cache); without it, every call mints. */
   readonly tokens?: AccessTokenCache;
   readonly fetch?: typeof fetch;
+  /** The process's read cache (models by key, providers by id); without it every call reads the rows. */
+  readonly caches?: ReadCaches;
 }
 
 const VENDOR_SETTINGS: Readonly<Record<string, Record<string, unknown>>> = {
@@ -150,10 +154,10 @@ export async function resolveModelForRun(
   key: string,
   options: ResolveModelOptions = {},
 ): Promise<ResolvedModel> {
-  const model = await getModel(db, workspaceId, key);
+  const model = await readModel(options.caches, db, workspaceId, key);
   if (!model) throw new AppError('not_found', `model ${key} not found`, { details: { model: key } });
   if (!model.enabled) throw new AppError('disabled', `model ${key} is disabled`, { details: { model: key } });
-  const found = await getProviderWithCredential(db, workspaceId, model.provider_id, 'model');
+  const found = await readProviderWithCredential(options.caches, db, workspaceId, model.provider_id, 'model');
   if (!found) throw new AppError('not_found', `provider ${model.provider_id} of model ${key} not found`, { details: { provider_id: model.provider_id } });
   const { provider } = found;
   if (!provider.enabled) throw new AppError('disabled', `provider ${provider.id} of model ${key} is disabled`, { details: { provider_id: provider.id } });

@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 import { headFilterClause, headSetClause, type HeadChanges, type HeadListFilter } from './head-list-filter.js';
 
 /** An agent head row (spec 2.3) plus the internal columns views leave out. */
@@ -88,6 +88,7 @@ export async function lockAgent(db: Queryable, workspaceId: string, id: string):
 export async function updateAgent(db: Queryable, workspaceId: string, id: string, version: number, changes: HeadChanges, actorId: string | null): Promise<AgentRow | null> {
   const { set, values } = headSetClause(changes, actorId);
   const result = await db.query(`update agents set ${set} where workspace_id = $1 and id = $2 and version = $3 returning *`, [workspaceId, id, version, ...values]);
+  noteChange(db, { kind: 'agent', id });
   return result.rows[0] ? mapAgent(result.rows[0]) : null;
 }
 
@@ -104,6 +105,7 @@ export async function setAgentAvatar(
       where workspace_id = $1 and id = $2 and version = $3 returning *`,
     [workspaceId, id, version, avatar.key, avatar.media_type, avatar.sha256, actorId],
   );
+  noteChange(db, { kind: 'agent', id });
   return result.rows[0] ? mapAgent(result.rows[0]) : null;
 }
 

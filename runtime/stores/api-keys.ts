@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 import type { MemberRole } from './memberships.js';
 
 export interface ApiKey {
@@ -88,5 +88,6 @@ export async function revokeApiKey(db: Queryable, workspaceId: string, id: strin
     `update api_keys set revoked_at = coalesce(revoked_at, now()) where workspace_id = $1 and id = $2 returning *`,
     [workspaceId, id],
   );
+  noteChange(db, { kind: 'api_key', id });
   return result.rows[0] ? mapApiKey(result.rows[0]) : null;
 }

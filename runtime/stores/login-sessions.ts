@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 
 export interface LoginSession {
   id: string;
@@ -22,21 +22,25 @@ export interface SessionCredential {
   user_disabled: boolean;
   organization_id: string;
   organization_role: 'admin' | 'member';
+  /** When the session stops working (a cached credential must not outlive it). */
+  expires_at: string;
 }
 
 /** A live session (not revoked, not expired) with its user's state. */
 export async function findLiveSessionByTokenHash(db: Queryable, tokenHash: Buffer): Promise<SessionCredential | null> {
   const result = await db.query(
-    `select s.id as session_id, s.user_id, u.disabled_at is not null as user_disabled, u.organization_id, u.organization_role
+    `select s.id as session_id, s.user_id, u.disabled_at is not null as user_disabled, u.organization_id, u.organization_role, s.expires_at
        from login_sessions s join users u on u.id = s.user_id
       where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now()`,
     [tokenHash],
   );
-  return (result.rows[0] as SessionCredential | undefined) ?? null;
+  const row = result.rows[0] as (Omit<SessionCredential, 'expires_at'> & { expires_at: unknown }) | undefined;
+  return row ? { ...row, expires_at: toIso(row.expires_at)! } : null;
 }
 
 export async function revokeLoginSession(db: Queryable, id: string): Promise<void> {
   await db.query(`update login_sessions set revoked_at = coalesce(revoked_at, now()) where id = $1`, [id]);
+  noteChange(db, { kind: 'session', id });
 }
 
 /** expire_credentials sweep: deletes expired or revoked sessions, a bounded batch per call. */
@@ -52,4 +56,5 @@ export async function deleteDeadLoginSessions(db: Queryable, limit: number): Pro
 /** Revokes every live session of a user (after a password reset). */
 export async function revokeUserSessions(db: Queryable, userId: string): Promise<void> {
   await db.query(`update login_sessions set revoked_at = now() where user_id = $1 and revoked_at is null`, [userId]);
+  noteChange(db, { kind: 'user', id: userId });
 }

@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 
 export const MEMBER_ROLES = ["admin", "member", "viewer"] as const;
 export type MemberRole = (typeof MEMBER_ROLES)[number];
@@ -25,6 +25,8 @@ export async function insertMembership(db: Queryable, row: { workspace_id: strin
      on conflict (workspace_id, user_id) do update set role = excluded.role, updated_at = now() returning *`,
     [row.workspace_id, row.user_id, row.role],
   );
+  // A new or changed role changes what the user's sessions and keys may do in this workspace.
+  noteChange(db, { kind: 'membership', id: `${row.workspace_id}:${row.user_id}` });
   return mapMembership(result.rows[0]);
 }
 

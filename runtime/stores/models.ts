@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 
 // The models table. A model is identified by its key within the workspace (spec 2.1): the
 // key never changes, and a model view has no id.
@@ -95,5 +95,6 @@ export async function updateModel(
       returning *`,
     [target.workspace_id, target.key, target.version, fields.provider_id, fields.model, fields.api, fields.display_name, JSON.stringify(fields.characteristics), JSON.stringify(fields.settings), fields.enabled, target.actor_id],
   );
+  noteChange(db, { kind: 'model', id: `${target.workspace_id}:${target.key}` });
   return result.rows[0] ? mapModel(result.rows[0]) : null;
 }

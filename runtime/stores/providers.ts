@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 
 // The providers table. Views never carry the credential: the encrypted tokens are read only
 // through getProviderWithCredential, by code that is about to decrypt them for an outbound
@@ -138,6 +138,7 @@ export async function updateProvider(
       target.actor_id,
     ],
   );
+  noteChange(db, { kind: 'provider', id: target.id });
   return result.rows[0] ? mapProvider(result.rows[0]) : null;
 }
 
@@ -156,4 +157,5 @@ export async function lockProviderWithCredential(tx: Queryable, workspaceId: str
  */
 export async function replaceRenewedCredential(tx: Queryable, workspaceId: string, id: string, credential: EncryptedCredential): Promise<void> {
   await tx.query(`update providers set credential = $3::jsonb where workspace_id = $1 and id = $2`, [workspaceId, id, JSON.stringify(credential)]);
+  noteChange(tx, { kind: 'provider', id });
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/index.js';
 
-// Inline checkpoints (migration 0014): a checkpoint small enough is stored in PostgreSQL in the
+// Inline checkpoints (migration 0016): a checkpoint small enough is stored in PostgreSQL in the
 // transaction of the step that commits it, under a key with INLINE_CHECKPOINT_PREFIX that
 // runs.checkpoint_key points to. Everything else about the pointer is unchanged: it moves with
 // the step's items in one transaction (RUNS.md 3), fenced by the attempt (RUNS.md 2).

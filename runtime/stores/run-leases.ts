@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { mapRun, type RunRow } from './runs.js';
+import { HELD_WORKER_LOCKS_SQL, lostWorkerSql } from './worker-sessions.js';
 
 // Attempt ownership and fencing (RUNS.md invariant 2). Claiming a run gives it a new
 // current_attempt_id; every write the attempt's host makes afterwards carries
@@ -180,14 +181,19 @@ export async function endAttempt(db: Queryable, attemptId: string, outcome: stri
 }
 
 /**
- * expire_leases: runs whose lease passed lose their attempt (charged). Below max_attempts they
- * are accepted again and continue from their last checkpoint; at max_attempts they are
- * returned for the caller to fail. Bounded per pass; SKIP LOCKED keeps replicas apart.
+ * expire_leases: runs whose lease passed — or whose lease owner's database session is gone
+ * (a registered worker whose session lock nobody holds: its process died, see
+ * worker-sessions.ts) — lose their attempt (charged). Below max_attempts they are accepted
+ * again and continue from their last checkpoint; at max_attempts they are returned for the
+ * caller to fail. Bounded per pass; SKIP LOCKED keeps replicas apart. A live but stalled owner
+ * (SIGSTOP) still holds its session, so only its lease expiry takes the run from it
+ * (RUNS.md invariant 2: the new attempt id fences whatever it writes when it wakes up).
  */
 export async function expireLeases(db: Queryable, limit: number): Promise<{ requeued: RunRow[]; exhausted: RunRow[] }> {
   const result = await db.query(
-    `with expired as (
-       select id, current_attempt_id from runs where status = 'running' and lease_expires_at < now()
+    `with held_worker_locks as materialized (${HELD_WORKER_LOCKS_SQL}), expired as (
+       select id, current_attempt_id from runs
+        where status = 'running' and (lease_expires_at < now() or ${lostWorkerSql('lease_owner', 'held_worker_locks')})
         order by lease_expires_at limit $1 for update skip locked
      ), ended as (
        update run_attempts a set ended_at = now(), outcome = 'expired', charged = true from expired e where a.id = e.current_attempt_id

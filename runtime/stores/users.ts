@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 
 export interface User {
   id: string;
@@ -70,10 +70,13 @@ export async function setUserDisabled(db: Queryable, id: string, disabled: boole
       : `update users set disabled_at = null, updated_at = now(), version = version + 1 where id = $1 and disabled_at is not null`,
     [id],
   );
+  // Cached credentials of this user (its sessions, the keys it created) are dropped.
+  noteChange(db, { kind: 'user', id });
   return (result.rowCount ?? 0) > 0;
 }
 
 /** Replaces the password hash (password reset through a mail link). */
 export async function setUserPassword(db: Queryable, id: string, passwordHash: string): Promise<void> {
   await db.query(`update users set password_hash = $2, updated_at = now(), version = version + 1 where id = $1`, [id, passwordHash]);
+  noteChange(db, { kind: 'user', id });
 }

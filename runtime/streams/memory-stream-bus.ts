@@ -46,6 +46,12 @@ export class MemoryStreamBus implements StreamBus {
     return ids;
   }
 
+  async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
+    const last = await this.lastId(threadId);
+    await this.setTail({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: last ?? '0-0' });
+    return { anchored: true, ids: await this.publish(threadId, events) };
+  }
+
   async read(threadId: string, afterId: string, count: number): Promise<StreamPage> {
     return this.readNow(threadId, afterId, count);
   }

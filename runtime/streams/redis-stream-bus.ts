@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
+import { CommandBatcher } from './command-batcher.js';
 import type { Kv } from '../kv/index.js';
 import { RedisStreamFollower } from './redis-stream-follower.js';
 import { STREAM_MAXLEN, STREAM_TTL_SECONDS, TAIL_TTL_SECONDS, type OnStreamRecords, type StreamBus, type StreamFollower, type StreamPage } from './stream-bus.js';
@@ -32,30 +33,63 @@ function wasTrimmed(afterId: string, info: unknown, firstPageId: string | undefi
   return afterId !== STREAM_START_ID && compareStreamIds(afterId, oldest) < 0 && firstPageId === oldest;
 }
 
+/**
+ * The anchor of a tail (see LiveTail) in one step on the server: the stream's last id, and the
+ * run's snapshot "no items yet, at that id" (ARGV[1] .. id .. ARGV[2] is its JSON). Sent in the
+ * same pipeline as the tail's first XADDs, which Redis applies after it.
+ */
+const ANCHOR_SCRIPT = `local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local id = '0-0'
+if last[1] then id = last[1][1] end
+redis.call('SET', KEYS[2], ARGV[1] .. id .. ARGV[2], 'EX', ARGV[3])
+return id`;
+
 export class RedisStreamBus implements StreamBus {
   readonly local = null;
+  /** Every write of the hosted runs' streams and tails goes through one batcher (one pipeline per round trip). */
+  private readonly writes: CommandBatcher;
+
   constructor(
     private readonly redis: Redis,
     private readonly kv: Kv,
-  ) {}
+  ) {
+    this.writes = new CommandBatcher(redis);
+  }
 
   private key = (threadId: string) => `${this.kv.prefix}stream:${threadId}`;
+  private tailKey = (runId: string) => `${this.kv.prefix}tail:${runId}`;
+
+  private addEvents(pipeline: ChainableCommander, key: string, events: StreamEvent[]): void {
+    for (const event of events) pipeline.xadd(key, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
+    pipeline.expire(key, STREAM_TTL_SECONDS);
+  }
 
   async publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>> {
     if (events.length === 0 || this.kv.state() !== 'ready') return events.map(() => null);
     const key = this.key(threadId);
-    const pipeline = this.redis.pipeline();
-    for (const event of events) pipeline.xadd(key, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
-    pipeline.expire(key, STREAM_TTL_SECONDS);
-    try {
-      const results = (await pipeline.exec()) ?? [];
-      return events.map((_, i) => {
-        const [error, id] = results[i] ?? [new Error('missing'), null];
-        return error ? null : (id as string);
-      });
-    } catch {
-      return events.map(() => null);
-    }
+    const replies = await this.writes.run((p) => this.addEvents(p, key, events), events.length + 1);
+    return events.map((_, i) => {
+      const [error, id] = replies[i] ?? [new Error('missing'), null];
+      return error ? null : (id as string);
+    });
+  }
+
+  async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
+    if (this.kv.state() !== 'ready') return { anchored: false, ids: events.map(() => null) };
+    const key = this.key(threadId);
+    // The snapshot's JSON around the id the script finds (same shape as setTail writes).
+    const json = JSON.stringify({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: '\u0000' });
+    const [before, after] = json.split('"\\u0000"') as [string, string];
+    const replies = await this.writes.run((p) => {
+      p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS);
+      if (events.length > 0) this.addEvents(p, key, events);
+    }, events.length > 0 ? events.length + 2 : 1);
+    const anchored = !replies[0]?.[0];
+    const ids = events.map((_, i) => {
+      const [error, id] = replies[i + 1] ?? [new Error('missing'), null];
+      return error ? null : (id as string);
+    });
+    return { anchored, ids };
   }
 
   async read(threadId: string, afterId: string, count: number): Promise<StreamPage> {
@@ -83,10 +117,8 @@ export class RedisStreamBus implements StreamBus {
 
   async setTail(snapshot: TailSnapshot): Promise<boolean> {
     if (this.kv.state() !== 'ready') return false;
-    return this.redis.set(`${this.kv.prefix}tail:${snapshot.run_id}`, JSON.stringify(snapshot), 'EX', TAIL_TTL_SECONDS).then(
-      () => true,
-      () => false,
-    );
+    const [reply] = await this.writes.run((p) => p.set(this.tailKey(snapshot.run_id), JSON.stringify(snapshot), 'EX', TAIL_TTL_SECONDS), 1);
+    return !reply?.[0];
   }
 
   async getTail(runId: string): Promise<TailSnapshot | null> {
@@ -97,6 +129,7 @@ export class RedisStreamBus implements StreamBus {
 
   async clearTail(runId: string): Promise<void> {
     if (this.kv.state() !== 'ready') return;
-    await this.redis.del(`${this.kv.prefix}tail:${runId}`).catch(() => undefined);
+    // Through the batcher: never ahead of a snapshot of the same run queued before it.
+    await this.writes.run((p) => p.del(this.tailKey(runId)), 1);
   }
 }

@@ -30,6 +30,12 @@ export interface StreamPage {
 export interface StreamBus {
   publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>>;
   /**
+   * Anchors a run's tail (its snapshot becomes "no items, at the stream's current last id")
+   * and then publishes `events`, in that order and in one round trip. `anchored` false: the
+   * store did not take the anchor (the events' ids say whether they were published).
+   */
+  publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }>;
+  /**
    * Up to `count` records after `afterId` (exclusive), oldest first. `trimmed` is true when a
    * record after `afterId` was removed by the length bound, so replaying from the retained
    * window would skip events: the reader must start over from GET /runs/{id}/items.

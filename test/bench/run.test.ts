@@ -102,4 +102,31 @@ test('a target can name a ratio (ratios.<name>); a missing side makes it null an
   assert.equal(checkTargets([scenario], alone, computeRatios([scenario], alone)).map((t) => [t.value, t.met]), [[null, false]]);
 });
 
+test('the issue table is checked whatever ran: an absent scenario is "not run", a failed one "failed"', () => {
+  const always = [
+    { name: 'commits', figure: 'db-commits.commits_per_run', op: '<=' as const, target: 4, unit: '' },
+    { name: 'kill', figure: 'crash-recovery.kill_to_running_elsewhere_p50_ms', op: '<=' as const, target: 1000, unit: 'ms' },
+    { name: 'fanout', figure: 'stream-fanout.delta_p99_ms', op: '<=' as const, target: 50, unit: 'ms' },
+    { name: 'read', figure: 'ratios.api_read_vs_uws', op: '>=' as const, target: 0.3, unit: '×' },
+  ];
+  const results = new Map<string, Figures>([['crash-recovery', { kill_to_running_elsewhere_p50_ms: 240 }], ['stream-fanout', { error: 'timed out' }]]);
+  const checked = checkTargets([], results, {}, always);
+  assert.equal(checked.map((t) => [t.name, t.value, t.met, t.status]), [
+    ['commits', null, false, 'not run'],
+    ['kill', 240, true, 'met'],
+    ['fanout', null, false, 'failed'],
+    ['read', null, false, 'not run'],
+  ]);
+});
+
+test('npm run bench lists every target of the issue table, each with its status', async () => {
+  const r = await runBench(['--seconds', '1', '--only', 'checkpoint-codec']);
+  assert.is(r.code, 0, r.stderr);
+  const doc = JSON.parse(r.stdout) as { targets: Array<{ name: string; status: string }> };
+  for (const name of ['inbox_to_first_delta_p50', 'inbox_to_first_delta_32_clients_p50', 'cpu_ms_per_completed_run', 'db_commits_per_run', 'kill_to_running_elsewhere_p50', 'fanout_10000_ws_delta_p99']) {
+    assert.is(doc.targets.find((t) => t.name === name)?.status, 'not run', name);
+  }
+  assert.match(r.stderr, /db_commits_per_run\s+— <= 4\s+NOT RUN/);
+});
+
 test.run();

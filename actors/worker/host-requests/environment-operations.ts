@@ -15,6 +15,7 @@ import {
   type ThreadEnvironmentTarget,
 } from '../../../runtime/index.js';
 import { HostRequestFailure, optionalStringArg, stringArg, type HostOperation, type HostRequestContext } from './host-request.js';
+import { placeRunSkills } from './skill-placement.js';
 
 /** The name of the run's one environment in environment_mounts and the tools' descriptions. */
 export const DEFAULT_MOUNT_NAME = 'default';
@@ -27,8 +28,9 @@ export function environmentTarget(ctx: Pick<HostRequestContext, 'run' | 'signal'
 
 /**
  * The run's environment, recorded in its environment_mounts when it is new to the run (a lazy
- * first call, or one that replaced an environment deleted while idle). Fenced: the write
- * carries `current_attempt_id`, and an attempt that lost the run writes nothing.
+ * first call, or one that replaced an environment deleted while idle), with the run's pinned
+ * skill packages placed in it under /skills (once per environment and revision). Fenced: the
+ * write carries `current_attempt_id`, and an attempt that lost the run writes nothing.
  */
 export async function mountRunEnvironment(ctx: Pick<HostRequestContext, 'services' | 'run' | 'attemptId' | 'environments' | 'signal'>): Promise<EnvironmentRow> {
   const env = await ensureThreadEnvironment(ctx.environments, environmentTarget(ctx));
@@ -38,6 +40,7 @@ export async function mountRunEnvironment(ctx: Pick<HostRequestContext, 'service
     if (!(await setRunEnvironmentMounts(ctx.services.pool, ctx.run.id, ctx.attemptId, next))) throw new HostRequestFailure('lease_lost', 'this attempt no longer holds the run');
     ctx.run.environment_mounts = next;
   }
+  await placeRunSkills(ctx, env);
   return env;
 }
 

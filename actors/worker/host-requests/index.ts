@@ -22,3 +22,4 @@ export const HOST_OPERATIONS: Readonly<Record<string, HostOperation>> = Object.f
   'memory.add': memoryAddOperation,
   'assets.read': readAssetOperation,
 });
+export { parseFrontMatter, prepareSkills } from './skill-summaries.js';

@@ -148,12 +148,16 @@ export const ENVIRONMENT_PROVIDER_TYPES: readonly EnvironmentProviderType[] = [
     ),
     credential_required: true,
     setup_url: 'https://modal.com/settings/tokens',
+    // Sent over Modal's gRPC API (runtime/providers/environment/modal): image → ImageGetOrCreate
+    // (FROM <image>), the rest → the SandboxCreate definition.
     environment_schema: environmentSchema({
-      image: Type.String({ minLength: 1, maxLength: 512, description: 'Registry image reference.' }),
+      image: Type.String({ minLength: 1, maxLength: 512, description: 'Registry image reference, e.g. python:3.12-slim (built by Modal as FROM <image>).' }),
       cpu: Cpu,
       memory_mb: MemoryMb,
-      gpu: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-      timeout_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
+      gpu: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9-]{0,31}(:[1-8])?$', description: 'GPU type and optional count, e.g. T4 or A100:2.' })),
+      timeout_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, description: 'Lifetime of the sandbox (Modal cannot extend it); defaults to 3600.' })),
+      idle_timeout_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, description: 'Modal terminates the sandbox after this long without activity.' })),
+      network: Network,
     }),
     supports: NO_STOP,
   }),

@@ -133,6 +133,27 @@ test('SIGSTOP a worker past its lease, then SIGCONT: its writes are refused', as
   assert.is(after.version, done.version, 'the zombie changed nothing');
 });
 
+test('a SIGSTOPped worker keeps its database session: the run stays its own until the lease expires', async () => {
+  scripts.set('stall me', [{ type: 'hang', after: ['stalled '] }, { type: 'text', text: 'after the lease' }]);
+  const before = model.requests.length;
+  const runId = await post(await newThread(), 'stall me');
+  await until(() => model.requests.length, (n) => n >= before + 1);
+  const frozen = workerByPid(pidOf((await runRow(runId)).lease_owner));
+  frozen.kill('SIGSTOP');
+  try {
+    // Read after the stop: the last lease the stalled process renewed (it renews no more).
+    const lease = (await runRow(runId)).lease_expires_at as Date;
+    const done = await until(() => runRow(runId), (r) => r.status === 'completed', 30_000);
+    assert.is(done.output, 'after the lease');
+    const first = (await query<any>(db.url, `select outcome, ended_at >= $2::timestamptz as after_lease from run_attempts where run_id = $1 and number = 1`, [runId, lease]))[0];
+    assert.is(first.outcome, 'expired');
+    assert.ok(first.after_lease, 'a live session (SIGSTOP) is not taken for a dead one: only the lease expiry ended its attempt');
+  } finally {
+    frozen.kill('SIGCONT');
+  }
+  await until(() => frozen.output(), (o) => o.includes('lease lost'), 15_000);
+});
+
 test('kill -9 right after the model asked for a server tool and a client tool leaves a consistent waiting run', async () => {
   const agent = await client.post('/api/v1/agents', {
     name: 'hitl-crash',

@@ -1,4 +1,4 @@
-// Inline checkpoints (migration 0014, objects.inline_checkpoint_max_bytes): a small checkpoint
+// Inline checkpoints (migration 0016, objects.inline_checkpoint_max_bytes): a small checkpoint
 // is stored in run_checkpoints in its step's transaction; a larger one is an object as before.
 // Replaced inline checkpoints are deleted in the transaction that replaced them, never through
 // the checkpoint_cleanup outbox; a run whose checkpoint is an object (an earlier release's)

@@ -175,13 +175,19 @@ test('without bubblewrap the local type refuses to create environments and says 
   }
 });
 
-test('modal (no HTTP API: gRPC only) is refused for templates; a hosted type is checked against its own schema', async () => {
+test('a hosted type is checked against its own schema: modal and e2b', async () => {
   const modal = await client.post('/api/v1/environment-providers', { type: 'modal', name: 'm', credential: { token_id: 'ak-1', token_secret: 'as-1' } });
   assert.is(modal.status, 201, JSON.stringify(modal.body));
-  const refused = await template({ provider_id: modal.body.id, config: { image: 'python:3.12' } });
-  assert.is(refused.status, 400);
-  assert.is(refused.body.error.details.field, 'body.provider_id');
-  assert.match(refused.body.error.message, /environments of type modal are not supported by this build/);
+  const noImage = await template({ provider_id: modal.body.id, config: {} });
+  assert.is(noImage.status, 400);
+  assert.is(noImage.body.error.details.field, 'body.config.image');
+  const badGpu = await template({ provider_id: modal.body.id, config: { image: 'python:3.12', gpu: 'A100:99' } });
+  assert.is(badGpu.status, 400);
+  assert.is(badGpu.body.error.details.field, 'body.config.gpu');
+  const shortLife = await template({ provider_id: modal.body.id, config: { image: 'python:3.12', timeout_seconds: 5 } });
+  assert.is(shortLife.body.error.details.field, 'body.config.timeout_seconds');
+  const modalOk = await template({ provider_id: modal.body.id, config: { image: 'python:3.12', gpu: 'T4', cpu: 1, memory_mb: 1024, network: { enabled: false } } });
+  assert.is(modalOk.status, 201, JSON.stringify(modalOk.body));
   const e2b = await client.post('/api/v1/environment-providers', { type: 'e2b', name: 'e', credential: { api_key: 'e2b_x' } });
   const bad = await template({ provider_id: e2b.body.id, config: { timeout_seconds: 5 } });
   assert.is(bad.status, 400);

@@ -18,6 +18,8 @@ export const EnvironmentResources = Type.Object({
   name: Type.String(),
   working_directory: Type.String(),
   lazy: Type.Boolean(),
+  /** Where the run's pinned skill packages are in the environment (with pinned skills only). */
+  skills_root: Type.Optional(Type.String()),
 });
 export type EnvironmentResources = Static<typeof EnvironmentResources>;
 

@@ -1,1 +1,1 @@
-export { readSkillFileTool, skillsPrompt, READ_SKILL_FILE_TOOL, SKILLS_TOOLSET } from './skill-tools.js';
+export { readSkillFileTool, skillFolders, skillsPrompt, READ_SKILL_FILE_TOOL, SKILLS_TOOLSET } from './skill-tools.js';

@@ -9,13 +9,35 @@ import { ToolError, type ServerTool } from '../tool-types.js';
 export const READ_SKILL_FILE_TOOL = 'read_skill_file';
 export const SKILLS_TOOLSET = 'skills';
 
-/** The system prompt section that introduces the pinned skills; empty without skills. */
-export function skillsPrompt(skills: readonly SkillSummary[]): string {
+/**
+ * The folder of each skill under /skills, in order: its name made a safe path component
+ * (characters other than letters, digits, `.`, `_` and `-` become `-`), unique in the run. The
+ * worker host places the packages there and the prompt names the same folders.
+ */
+export function skillFolders(skills: readonly Pick<SkillSummary, 'name'>[]): string[] {
+  const taken = new Set<string>();
+  return skills.map((s) => {
+    let base = s.name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 56) || 'skill';
+    if (base === '.' || base === '..') base = 'skill';
+    let folder = base;
+    for (let n = 2; taken.has(folder); n++) folder = `${base}-${n}`;
+    taken.add(folder);
+    return folder;
+  });
+}
+
+/**
+ * The system prompt section that introduces the pinned skills; empty without skills. With an
+ * environment (`skillsRoot`: where its type keeps the packages), it also says where each is.
+ */
+export function skillsPrompt(skills: readonly SkillSummary[], skillsRoot?: string): string {
   if (skills.length === 0) return '';
-  const lines = skills.map((s) => `- ${s.name}: ${s.description || '(no description)'}`);
+  const folders = skillFolders(skills);
+  const lines = skills.map((s, i) => `- ${s.name}: ${s.description || '(no description)'}${skillsRoot ? ` (files in your environment at ${skillsRoot}/${folders[i]}/)` : ''}`);
   return [
     'You have these skills. Each is a package of files; its SKILL.md explains when and how to use it.',
     `Read a skill's files with the ${READ_SKILL_FILE_TOOL} tool (skill name and file path, e.g. "SKILL.md") before you use it.`,
+    ...(skillsRoot ? [`Each package is also placed in your environment under ${skillsRoot}/<folder>/, so its scripts can be run with the shell.`] : []),
     ...lines,
   ].join('\n');
 }

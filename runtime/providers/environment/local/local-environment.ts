@@ -1,13 +1,15 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnvironmentVendorError, type EnvironmentClientFactory, type EnvironmentHostSettings, type EnvironmentInstance } from '../environment-client.js';
-import { hostPath, listLocalFiles, readLocalFile, writeLocalFile } from './local-files.js';
-import { checkBubblewrap, runSandboxed, SANDBOX_WORKDIR } from './local-sandbox.js';
+import { hostPath, isUnder, listLocalFiles, readLocalFile, writeLocalFile } from './local-files.js';
+import { checkBubblewrap, runSandboxed, SANDBOX_SKILLS, SANDBOX_WORKDIR } from './local-sandbox.js';
 
 // The `local` environment type (development only, environments.enable_local): one directory
 // per environment under environments.local_directory, named by the environment id, and every
 // command run in a bubblewrap sandbox over it (local-sandbox.ts). Nothing runs between
 // commands, so stopping and starting only mark the record; destroying removes the directory.
+// Skill packages placed in the environment live in a sibling folder (<id>.skills), mounted
+// read-only at /skills for commands and reachable at /skills for the file tools.
 
 const ENVIRONMENT_ID = /^env_[0-9a-z]{26}$/;
 
@@ -16,6 +18,9 @@ function directoryOf(settings: EnvironmentHostSettings, instance: EnvironmentIns
   if (!ENVIRONMENT_ID.test(instance.id)) throw new EnvironmentVendorError('refused', `not an environment id: ${instance.id}`);
   return join(settings.localDirectory, instance.id);
 }
+
+/** The host folder of the environment's skill packages (/skills in the sandbox): a sibling of its directory. */
+const skillsDirectoryOf = (settings: EnvironmentHostSettings, instance: EnvironmentInstance): string => `${directoryOf(settings, instance)}.skills`;
 
 function envVars(config: Record<string, unknown>): Record<string, string> {
   const env = config['env'];
@@ -48,6 +53,11 @@ export const localEnvironmentClient: EnvironmentClientFactory = (_provider, sett
     if (!found?.isDirectory()) throw new EnvironmentVendorError('not_found', `the directory of environment ${instance.id} is gone`);
     return directory;
   };
+  const skillsDirectory = async (instance: EnvironmentInstance): Promise<string> => {
+    const directory = skillsDirectoryOf(settings, instance);
+    await mkdir(directory, { recursive: true, mode: 0o755 });
+    return directory;
+  };
   return {
     unavailableReason: () => bubblewrapProblem(settings),
     defaultWorkingDirectory: () => SANDBOX_WORKDIR,
@@ -70,20 +80,27 @@ export const localEnvironmentClient: EnvironmentClientFactory = (_provider, sett
     async destroy(instance) {
       // rm does not follow links inside the tree; a missing directory is already destroyed.
       await rm(directoryOf(settings, instance), { recursive: true, force: true });
+      await rm(skillsDirectoryOf(settings, instance), { recursive: true, force: true });
     },
     async exec(instance, request, signal) {
       await requireSandbox();
       const directory = await existing(instance);
-      return runSandboxed(settings, { directory, cwd: request.cwd, command: request.command, env: envVars(instance.config), timeoutMs: request.timeout_ms, outputLimit: request.output_limit }, signal);
+      return runSandboxed(settings, { directory, skillsDirectory: skillsDirectoryOf(settings, instance), cwd: request.cwd, command: request.command, env: envVars(instance.config), timeoutMs: request.timeout_ms, outputLimit: request.output_limit }, signal);
     },
     async readFile(instance, path, maxBytes) {
-      return readLocalFile(await existing(instance), path, maxBytes);
+      const directory = await existing(instance);
+      if (isUnder(path, SANDBOX_SKILLS)) return readLocalFile(await skillsDirectory(instance), path, maxBytes, SANDBOX_SKILLS);
+      return readLocalFile(directory, path, maxBytes);
     },
     async writeFile(instance, path, content) {
-      await writeLocalFile(await existing(instance), path, content);
+      const directory = await existing(instance);
+      if (isUnder(path, SANDBOX_SKILLS)) return writeLocalFile(await skillsDirectory(instance), path, content, SANDBOX_SKILLS);
+      await writeLocalFile(directory, path, content);
     },
     async listFiles(instance, path, recursive, maxEntries) {
-      return listLocalFiles(await existing(instance), path, recursive, maxEntries);
+      const directory = await existing(instance);
+      if (isUnder(path, SANDBOX_SKILLS)) return listLocalFiles(await skillsDirectory(instance), path, recursive, maxEntries, SANDBOX_SKILLS);
+      return listLocalFiles(directory, path, recursive, maxEntries);
     },
   };
 };

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath } from 'node:fs/promises';
 import { posix, join, sep } from 'node:path';
 import { EnvironmentPathError, type FileEntry, type ReadFileResult } from '../environment-client.js';
-import { SANDBOX_WORKDIR } from './local-sandbox.js';
+import { SANDBOX_SKILLS, SANDBOX_WORKDIR } from './local-sandbox.js';
 
 // The file tools of a `local` environment work on the host side of its directory (no sandbox
 // start per call). Commands in the sandbox can leave symbolic links behind, so a path is never
@@ -11,13 +11,22 @@ import { SANDBOX_WORKDIR } from './local-sandbox.js';
 // serialized by the caller (runtime/environments), so no sandboxed command of it runs while a
 // file tool resolves a path.
 
-/** The host path of a sandbox path: only /workspace (the environment's directory) is kept. */
-export function hostPath(directory: string, sandboxPath: string): string {
+/** Whether a sandbox path is `root` or below it. */
+export const isUnder = (sandboxPath: string, root: string): boolean => {
   const normal = posix.normalize(sandboxPath);
-  if (normal !== SANDBOX_WORKDIR && !normal.startsWith(`${SANDBOX_WORKDIR}/`)) {
-    throw new EnvironmentPathError(`${sandboxPath} is outside ${SANDBOX_WORKDIR}; only files under ${SANDBOX_WORKDIR} are kept in a local environment`);
+  return normal === root || normal.startsWith(`${root}/`);
+};
+
+/**
+ * The host path of a sandbox path under `root`, the sandbox folder that `directory` is mounted
+ * at: /workspace (the environment's directory) or /skills (its skill packages).
+ */
+export function hostPath(directory: string, sandboxPath: string, root: string = SANDBOX_WORKDIR): string {
+  const normal = posix.normalize(sandboxPath);
+  if (!isUnder(normal, root)) {
+    throw new EnvironmentPathError(`${sandboxPath} is outside ${SANDBOX_WORKDIR}; only files under ${SANDBOX_WORKDIR} (and the skill packages under ${SANDBOX_SKILLS}) are kept in a local environment`);
   }
-  const relative = normal.slice(SANDBOX_WORKDIR.length).replace(/^\/+/, '');
+  const relative = normal.slice(root.length).replace(/^\/+/, '');
   return relative === '' ? directory : join(directory, ...relative.split('/'));
 }
 
@@ -38,8 +47,8 @@ function describe(error: unknown, shown: string): never {
   throw error;
 }
 
-export async function readLocalFile(directory: string, sandboxPath: string, maxBytes: number): Promise<ReadFileResult> {
-  const path = hostPath(directory, sandboxPath);
+export async function readLocalFile(directory: string, sandboxPath: string, maxBytes: number, root: string = SANDBOX_WORKDIR): Promise<ReadFileResult> {
+  const path = hostPath(directory, sandboxPath, root);
   if (path === directory) throw new EnvironmentPathError(`${sandboxPath} is a directory`);
   try {
     await assertInside(directory, join(path, '..'), sandboxPath);
@@ -58,8 +67,8 @@ export async function readLocalFile(directory: string, sandboxPath: string, maxB
   }
 }
 
-export async function writeLocalFile(directory: string, sandboxPath: string, content: Buffer): Promise<void> {
-  const path = hostPath(directory, sandboxPath);
+export async function writeLocalFile(directory: string, sandboxPath: string, content: Buffer, root: string = SANDBOX_WORKDIR): Promise<void> {
+  const path = hostPath(directory, sandboxPath, root);
   if (path === directory) throw new EnvironmentPathError(`${sandboxPath} is the environment's directory`);
   try {
     const parent = join(path, '..');
@@ -89,8 +98,8 @@ async function deepestExisting(path: string): Promise<string> {
   }
 }
 
-export async function listLocalFiles(directory: string, sandboxPath: string, recursive: boolean, maxEntries: number): Promise<FileEntry[]> {
-  const start = hostPath(directory, sandboxPath);
+export async function listLocalFiles(directory: string, sandboxPath: string, recursive: boolean, maxEntries: number, root: string = SANDBOX_WORKDIR): Promise<FileEntry[]> {
+  const start = hostPath(directory, sandboxPath, root);
   const base = posix.normalize(sandboxPath).replace(/\/+$/, '') || '/';
   const entries: FileEntry[] = [];
   try {

@@ -16,11 +16,13 @@ import { OutputCapture } from '../output-capture.js';
 //   the whole namespace). A timeout therefore kills the whole process tree with one SIGKILL.
 
 export const SANDBOX_WORKDIR = '/workspace';
+/** Where the environment's skill packages are mounted, read-only (TOOLS.md "Skills in runs"). */
+export const SANDBOX_SKILLS = '/skills';
 const SANDBOX_UID = '1000';
 const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc'];
 const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-function sandboxArgs(settings: EnvironmentHostSettings, directory: string, cwd: string): string[] {
+function sandboxArgs(settings: EnvironmentHostSettings, directory: string, cwd: string, skillsDirectory: string | undefined): string[] {
   const args = ['--unshare-all', '--die-with-parent', '--new-session', '--hostname', 'sandbox', '--uid', SANDBOX_UID, '--gid', SANDBOX_UID, '--cap-drop', 'ALL'];
   for (const folder of SYSTEM_FOLDERS) args.push('--ro-bind-try', folder, folder);
   // Service files that sit inside a read-only system folder (a key ring under /etc, say) are
@@ -30,7 +32,10 @@ function sandboxArgs(settings: EnvironmentHostSettings, directory: string, cwd: 
     if (statSync(hidden).isDirectory()) args.push('--tmpfs', hidden);
     else args.push('--ro-bind', '/dev/null', hidden);
   }
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', directory, SANDBOX_WORKDIR, '--chdir', cwd);
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', directory, SANDBOX_WORKDIR);
+  // The skill packages placed in the environment, read-only (absent until one is placed).
+  if (skillsDirectory !== undefined && existsSync(skillsDirectory)) args.push('--ro-bind', skillsDirectory, SANDBOX_SKILLS);
+  args.push('--chdir', cwd);
   return args;
 }
 
@@ -40,6 +45,8 @@ function sandboxEnv(vars: Record<string, string>): Record<string, string> {
 
 export interface SandboxCommand {
   directory: string;
+  /** Host folder of the environment's skill packages, mounted read-only at /skills. */
+  skillsDirectory?: string;
   cwd: string;
   command: string;
   env: Record<string, string>;
@@ -52,7 +59,7 @@ export function runSandboxed(settings: EnvironmentHostSettings, spec: SandboxCom
   const stdout = new OutputCapture(spec.outputLimit);
   const stderr = new OutputCapture(spec.outputLimit);
   return new Promise<ExecResult>((resolve, reject) => {
-    const child = spawn(settings.bwrapPath, [...sandboxArgs(settings, spec.directory, spec.cwd), '/bin/sh', '-c', spec.command], {
+    const child = spawn(settings.bwrapPath, [...sandboxArgs(settings, spec.directory, spec.cwd, spec.skillsDirectory), '/bin/sh', '-c', spec.command], {
       env: sandboxEnv(spec.env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,117 @@
+// Scenario: 10,000 WebSocket subscribers of one thread (half JSON, half MessagePack frames),
+// on one `all` process, held by CLIENT_PROCESSES child processes (bench/fanout-client.ts: a
+// bare RFC 6455 client, so the clients cost little next to the service). A model streams a
+// time-stamped token every TOKEN_INTERVAL_MS; each subscriber's latency is the token's write
+// time → the frame's receipt (model → adapter → attempt → host → XADD → the hub's XREAD → one
+// uWS publish per record and format → 10,000 sockets → client), on the machine's clock.
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
+import { prepareServiceEnv, startServiceProcess } from '../service-harness.js';
+import { createThreads, postMessage, seedWorkspace } from '../service-seed.js';
+import { startStampingModel } from './stream-fanout.js';
+
+const SUBSCRIBERS = 10_000;
+const CLIENT_PROCESSES = 4;
+/** 10 tokens/s: 100,000 frames/s out of the service, what two shared cores can carry. */
+const TOKEN_INTERVAL_MS = 100;
+const LIVE_TIMEOUT_MS = 90_000;
+const CLIENT_FILE = fileURLToPath(new URL('../fanout-client.js', import.meta.url));
+
+interface ClientReport {
+  samples: number[];
+  deltas: number[];
+}
+
+/** Starts one client process; resolves once all its subscribers are live. */
+function startClient(ctx: BenchContext, url: string, apiKey: string, count: number, first: number): Promise<ChildProcess> {
+  const child = fork(CLIENT_FILE, [url, apiKey, String(count), String(first)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  ctx.onCleanup(() => void child.kill('SIGKILL'));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`client ${first}: not all ${count} subscribers live in ${LIVE_TIMEOUT_MS} ms`)), LIVE_TIMEOUT_MS);
+    child.on('message', (message: { live?: number; error?: string }) => {
+      if (message.error) reject(new Error(`client ${first}: ${message.error}`));
+      if (message.live === count) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`client ${first} exited (${code})`)));
+  });
+}
+
+function count(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: { received?: number }): void => {
+      if (typeof message.received !== 'number') return;
+      child.off('message', onMessage);
+      resolve(message.received);
+    };
+    child.on('message', onMessage);
+    child.send({ count: true });
+  });
+}
+
+function report(child: ChildProcess): Promise<ClientReport> {
+  return new Promise((resolve) => {
+    child.on('message', (message: Partial<ClientReport>) => {
+      if (message.samples && message.deltas) resolve({ samples: message.samples, deltas: message.deltas });
+    });
+    child.send({ report: true });
+  });
+}
+
+async function run(ctx: BenchContext): Promise<Figures> {
+  const model = await startStampingModel(ctx, TOKEN_INTERVAL_MS);
+  const env = await prepareServiceEnv(ctx);
+  const service = await startServiceProcess(ctx, env, 'all', { SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]) });
+  const seed = await seedWorkspace(ctx, env, service.url, model.url);
+  const [threadId] = await createThreads(seed, 1);
+  const wsUrl = `${service.url.replace('http://', 'ws://')}/api/v1/threads/${threadId}/stream`;
+  const opening = performance.now();
+  const per = SUBSCRIBERS / CLIENT_PROCESSES;
+  const clients = await Promise.all(Array.from({ length: CLIENT_PROCESSES }, (_, i) => startClient(ctx, wsUrl, seed.apiKey, per, i * per)));
+  const openSeconds = (performance.now() - opening) / 1000;
+  ctx.log(`${SUBSCRIBERS} subscribers live in ${openSeconds.toFixed(1)} s`);
+  // Each message starts a ~1 s run; the thread's queue runs them one after another.
+  const runs = Math.max(1, Math.round(ctx.seconds));
+  const started = performance.now();
+  for (let i = 0; i < runs; i++) await postMessage(seed, threadId!, `stream ${i}`);
+  const deadline = started + (runs + 30) * 1000;
+  while (performance.now() < deadline && !ctx.signal.aborted && model.finished() < runs) await new Promise((r) => setTimeout(r, 50));
+  // The last tokens' frames may still be on their way: wait until every subscriber has every
+  // delta, or a bound (a subscriber short of deltas then shows in subscribers_complete).
+  const settle = performance.now() + 15_000;
+  while (performance.now() < settle && !ctx.signal.aborted) {
+    const received = (await Promise.all(clients.map(count))).reduce((a, b) => a + b, 0);
+    if (received >= model.emitted() * SUBSCRIBERS) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const reports = await Promise.all(clients.map(report));
+  await Promise.all(clients.map((c) => (c.exitCode === null ? once(c, 'exit') : undefined)));
+  const all = reports.flatMap((r) => r.samples);
+  const perSubscriber = reports.flatMap((r) => r.deltas);
+  const emitted = model.emitted();
+  const latency = summarizeLatency(all);
+  return {
+    subscribers: SUBSCRIBERS,
+    client_processes: CLIENT_PROCESSES,
+    token_interval_ms: TOKEN_INTERVAL_MS,
+    subscribers_open_seconds: Math.round(openSeconds * 10) / 10,
+    deltas_emitted: emitted,
+    deliveries: all.length,
+    subscribers_complete: perSubscriber.filter((n) => n === emitted).length,
+    delta_p50_ms: latency.p50_ms,
+    delta_p99_ms: latency.p99_ms,
+    delta_max_ms: latency.max_ms,
+  };
+}
+
+export const streamFanoutWs: Scenario = {
+  name: 'stream-fanout-10k',
+  kind: 'scenario',
+  budgetSeconds: (s) => 3 * s + 150,
+  run,
+  // Target (p99 ≤ 100 ms): bench/targets.ts.
+};

@@ -1,0 +1,192 @@
+import { suite } from 'uvu';
+import { insertMembership, withTransaction } from '../../../runtime/index.js';
+import * as assert from 'uvu/assert';
+import { runCliProcess } from '../../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { addUser, apiKeyClient, Client, login, seedOrganization, type Seeded } from '../../support/identity.js';
+import { startPrivateRedis, type PrivateRedis } from '../../support/redis-server.js';
+import { startTestService, type TestService } from '../../support/service.js';
+import { seedModel } from '../../api/agents/agent-test-support.js';
+
+// Two service instances with separate caches, sharing one database and one (private) Redis:
+// what one commits, the other must stop serving from its cache within the pub/sub delay, and
+// at once while Redis is lost (the cache is bypassed then).
+const test = suite('runtime/cache/cache-invalidation');
+let db: TestDatabase;
+let redis: PrivateRedis;
+let a: TestService;
+let b: TestService;
+let seeded: Seeded;
+let adminA: Client;
+let adminB: Client;
+let agentId: string;
+let otherWorkspaceId: string;
+const prefix = `svc-test-cache-${Math.random().toString(36).slice(2)}:`;
+
+const start = () => startTestService({ databaseUrl: db.url, kvUrl: redis.url, env: { SVC_KV__KEY_PREFIX: prefix, SVC_AUTH__RATE_LIMIT_PER_MINUTE: '0' } });
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Polls `request` until it answers `status`; returns the milliseconds that took. */
+async function msUntilStatus(status: number, request: () => Promise<{ status: number }>, timeoutMs = 2_000): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    if ((await request()).status === status) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs) throw new Error(`no ${status} within ${timeoutMs} ms`);
+  }
+}
+
+test.before(async () => {
+  db = await createTestDatabase('cache');
+  redis = await startPrivateRedis();
+  a = await start();
+  b = await start();
+  await until('both caches live', () => a.services.caches.isLive() && b.services.caches.isLive());
+  seeded = await seedOrganization(db.url);
+  adminA = await login(a.url, seeded.admin.email, seeded.admin.password, seeded.workspace_id);
+  adminB = await login(b.url, seeded.admin.email, seeded.admin.password, seeded.workspace_id);
+  await seedModel(db.url, seeded.workspace_id, 'gpt-test');
+  const created = await adminA.post('/api/v1/agents', { name: 'Cached', config: { model: 'gpt-test' } });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  agentId = created.body.id;
+  const other = await adminA.post('/api/v1/workspaces', { name: 'Other' });
+  assert.is(other.status, 201);
+  otherWorkspaceId = other.body.id;
+});
+test.after(async () => {
+  await a?.stop();
+  await b?.stop();
+  await redis?.stop();
+  await db?.drop();
+});
+
+test('a key revoked through A is refused by B within 100 ms of the revoke response', async () => {
+  const key = await apiKeyClient(adminA);
+  const viaB = new Client(b.url, key.client.headers);
+  // B has the key cached (two reads: the second is a hit).
+  assert.is((await viaB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  assert.is((await viaB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  assert.ok(b.services.caches.size > 0, 'B serves from its cache');
+  assert.is((await adminA.delete(`/api/v1/api-keys/${key.id}`)).status, 200);
+  const ms = await msUntilStatus(401, () => viaB.get(`/api/v1/agents/${agentId}`));
+  assert.ok(ms < 100, `refused after ${ms.toFixed(1)} ms`);
+  // the writer refuses it at once
+  assert.is((await key.client.get(`/api/v1/agents/${agentId}`)).status, 401);
+});
+
+test('a user disabled by the operator command is refused by B (session and key) within 100 ms', async () => {
+  const userId = await addUser(db.url, seeded.organization_id, 'member@example.com', 'member-password', { [seeded.workspace_id]: 'member' });
+  const session = await login(b.url, 'member@example.com', 'member-password', seeded.workspace_id);
+  const key = await apiKeyClient(session);
+  for (const client of [session, key.client]) {
+    assert.is((await client.get(`/api/v1/agents/${agentId}`)).status, 200);
+    assert.is((await client.get(`/api/v1/agents/${agentId}`)).status, 200);
+  }
+  const env = { SVC_DATABASE__URL: db.url, SVC_KV__URL: redis.url, SVC_KV__KEY_PREFIX: prefix };
+  const disabled = await runCliProcess(['user', 'disable', '--email', 'member@example.com'], { env });
+  assert.is(disabled.code, 0, disabled.stderr);
+  assert.ok(disabled.stdout.includes(userId));
+  const ms = await msUntilStatus(401, () => session.get(`/api/v1/agents/${agentId}`));
+  assert.ok(ms < 100, `session refused after ${ms.toFixed(1)} ms`);
+  assert.is((await key.client.get(`/api/v1/agents/${agentId}`)).status, 401);
+  // enabling restores both, also on B
+  assert.is((await runCliProcess(['user', 'enable', '--email', 'member@example.com'], { env })).code, 0);
+  await msUntilStatus(200, () => key.client.get(`/api/v1/agents/${agentId}`));
+  assert.is((await session.get(`/api/v1/agents/${agentId}`)).status, 200);
+});
+
+test('a session logged out through A is refused by B within 100 ms', async () => {
+  const onB = await login(b.url, seeded.admin.email, seeded.admin.password, seeded.workspace_id);
+  assert.is((await onB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  assert.is((await onB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  const onA = new Client(a.url, onB.headers);
+  assert.is((await onA.post('/api/v1/auth/logout')).status, 200);
+  const ms = await msUntilStatus(401, () => onB.get(`/api/v1/agents/${agentId}`));
+  assert.ok(ms < 100, `refused after ${ms.toFixed(1)} ms`);
+});
+
+test("a role change committed in A reaches B's cached session and key within 100 ms", async () => {
+  const userId = await addUser(db.url, seeded.organization_id, 'viewer@example.com', 'viewer-password', { [seeded.workspace_id]: 'viewer' });
+  const session = await login(b.url, 'viewer@example.com', 'viewer-password', seeded.workspace_id);
+  const create = () => session.post('/api/v1/sessions', {});
+  assert.is((await create()).status, 403);
+  assert.is((await create()).status, 403);
+  // What an accepted invitation does (the only API path that changes a role), in A's process.
+  await withTransaction(a.services.pool, (tx) => insertMembership(tx, { workspace_id: seeded.workspace_id, user_id: userId, role: 'member' }));
+  const ms = await msUntilStatus(201, create);
+  assert.ok(ms < 100, `allowed after ${ms.toFixed(1)} ms`);
+});
+
+test("an agent PATCH through A is seen by B's GET within 100 ms", async () => {
+  const before = await adminB.get(`/api/v1/agents/${agentId}`);
+  assert.is(before.status, 200);
+  await adminB.get(`/api/v1/agents/${agentId}`);
+  const patched = await adminA.patch(`/api/v1/agents/${agentId}`, { name: 'Renamed' }, { 'if-match': before.headers.get('etag') ?? '' });
+  assert.is(patched.status, 200, JSON.stringify(patched.body));
+  const t0 = performance.now();
+  let seen = await adminB.get(`/api/v1/agents/${agentId}`);
+  while (seen.body.name !== 'Renamed' && performance.now() - t0 < 2_000) seen = await adminB.get(`/api/v1/agents/${agentId}`);
+  const ms = performance.now() - t0;
+  assert.is(seen.body.name, 'Renamed');
+  assert.is(seen.headers.get('etag'), patched.headers.get('etag'));
+  assert.ok(ms < 100, `seen after ${ms.toFixed(1)} ms`);
+});
+
+test("a cached agent stays 404 under another workspace (session and that workspace's key)", async () => {
+  assert.is((await adminB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  const otherSession = adminB.with({ 'x-workspace-id': otherWorkspaceId });
+  const missing = await otherSession.get(`/api/v1/agents/${agentId}`);
+  assert.is(missing.status, 404, JSON.stringify(missing.body));
+  const otherKey = await apiKeyClient(otherSession);
+  assert.is((await otherKey.client.get(`/api/v1/agents/${agentId}`)).status, 404);
+  // and an inbox input naming it from the other workspace is refused as a missing agent
+  const sessionRow = await otherSession.post('/api/v1/sessions', {});
+  const thread = await otherSession.post(`/api/v1/sessions/${sessionRow.body.id}/threads`, {});
+  const input = await otherSession.post(`/api/v1/threads/${thread.body.id}/inbox`, { agent_id: agentId, payload: { content: [{ type: 'text', text: 'hi' }] } }, { 'idempotency-key': 'cross-ws-1' });
+  assert.is(input.status, 404, JSON.stringify(input.body));
+});
+
+test('with Redis stopped, a key revoked through A is refused by B at once (caches bypassed), and caching resumes after', async () => {
+  const key = await apiKeyClient(adminA);
+  const viaB = new Client(b.url, key.client.headers);
+  assert.is((await viaB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  assert.is((await viaB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  await redis.stop();
+  await until('B bypasses its cache', () => !b.services.caches.isLive() && !a.services.caches.isLive());
+  assert.is((await adminA.delete(`/api/v1/api-keys/${key.id}`)).status, 200);
+  assert.is((await viaB.get(`/api/v1/agents/${agentId}`)).status, 401);
+  await redis.start();
+  await until('caches live again', () => a.services.caches.isLive() && b.services.caches.isLive());
+  assert.is((await viaB.get(`/api/v1/agents/${agentId}`)).status, 401);
+  const fresh = await apiKeyClient(adminA);
+  const freshB = new Client(b.url, fresh.client.headers);
+  assert.is((await freshB.get(`/api/v1/agents/${agentId}`)).status, 200);
+  assert.ok(b.services.caches.size > 0);
+});
+
+test('a process that starts while Redis is down reads the database until its subscription is confirmed', async () => {
+  await redis.stop();
+  await until('A and B see the loss', () => !a.services.caches.isLive() && !b.services.caches.isLive());
+  const c = await start();
+  try {
+    assert.not.ok(c.services.caches.isLive());
+    const onC = new Client(c.url, adminA.headers);
+    assert.is((await onC.get(`/api/v1/agents/${agentId}`)).status, 200);
+    assert.is(c.services.caches.size, 0, 'nothing is stored while bypassed');
+    await redis.start();
+    await until('C live', () => c.services.caches.isLive());
+    assert.is((await onC.get(`/api/v1/agents/${agentId}`)).status, 200);
+    assert.ok(c.services.caches.size > 0);
+  } finally {
+    await c.stop();
+  }
+  await until('A and B live again', () => a.services.caches.isLive() && b.services.caches.isLive());
+});
+
+test.run();
