@@ -14,6 +14,7 @@ import { apiRead } from './scenarios/api-read.js';
 import { apiWrite } from './scenarios/api-write.js';
 import { checkpointCodec } from './scenarios/checkpoint-codec.js';
 import { crashRecovery } from './scenarios/crash-recovery.js';
+import { dbCommits } from './scenarios/db-commits.js';
 import { runLatency, runLatency32 } from './scenarios/run-latency.js';
 import { runThroughput } from './scenarios/run-throughput.js';
 import { streamFanout } from './scenarios/stream-fanout.js';
@@ -22,7 +23,7 @@ import { ISSUE_TARGETS } from './targets.js';
 
 /** Every ceiling and scenario, in run order within its kind. New scenarios are added here. */
 function registry(): Scenario[] {
-  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, checkpointCodec, apiRead, apiWrite, runLatency, runLatency32, runThroughput, crashRecovery, streamFanout, streamFanoutWs];
+  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, checkpointCodec, apiRead, apiWrite, dbCommits, runLatency, runLatency32, runThroughput, crashRecovery, streamFanout, streamFanoutWs];
 }
 
 const CLEANUP_TIMEOUT_MS = 10_000;

@@ -1,4 +1,4 @@
-import type { OutboxHandler } from '../runtime/index.js';
+import { isInlineCheckpointKey, type OutboxHandler } from '../runtime/index.js';
 
 /** Payload of a checkpoint_cleanup row: the object keys of replaced checkpoints. */
 export interface CheckpointCleanupPayload {
@@ -11,6 +11,8 @@ export const deleteCheckpointObjects: OutboxHandler = async (row, { services }) 
   const payload = (row.payload ?? {}) as CheckpointCleanupPayload;
   const keys = [...(payload.key ? [payload.key] : []), ...(payload.keys ?? [])];
   if (keys.length === 0) return { type: 'failed', error: 'checkpoint_cleanup row names no object key' };
-  for (const key of keys) await services.objects.delete(key);
+  // Inline checkpoints are never released here (their row is deleted in the transaction that
+  // replaced them); a key with that prefix is not an object key, so it is never deleted.
+  for (const key of keys) if (!isInlineCheckpointKey(key)) await services.objects.delete(key);
   return { type: 'delivered' };
 };

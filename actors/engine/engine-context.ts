@@ -18,6 +18,13 @@ export interface EngineContext {
   readonly sealHooks: readonly SealHook[];
   /** Environments of this process: one lock per environment, one bubblewrap check (runtime/environments). */
   readonly environments: EnvironmentRuntime;
+  /**
+   * The worker hosts of this process (role all), woken directly when a thread operation's
+   * commit accepted a run: the claim follows at once instead of after NOTIFY → LISTEN. The claim
+   * itself is unchanged (committed, FOR UPDATE SKIP LOCKED, fenced by its attempt id), so a
+   * run is still claimed once whoever wakes first; NOTIFY still wakes every other worker.
+   */
+  readonly localClaimers: Set<() => void>;
 }
 
 // NOTIFY channels: a run became accepted (workers wake and claim), a cancel was requested (the

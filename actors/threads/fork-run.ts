@@ -28,6 +28,7 @@ export async function forkRun(
   target: { workspaceId: string; runId: string; principal: Principal; requestKey: string | null },
   input: { agent_id: string; payload: Record<string, unknown> },
   onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
+  onBegin?: (tx: pg.PoolClient) => Promise<void>,
 ): Promise<ThreadResult> {
   const origin = await getRun(context.services.pool, target.workspaceId, target.runId);
   if (!origin) throw new AppError('not_found', 'run not found');
@@ -36,6 +37,7 @@ export async function forkRun(
   const history = originThread.message_history.slice(0, origin.history_end ?? origin.history_start);
   const events = new ThreadEvents();
   const result = await withTransaction(context.services.pool, async (tx) => {
+    await onBegin?.(tx); // the folded Idempotency-Key claim, first in the transaction
     // The agent is resolved within the workspace before anything is written, like an inbox
     // input: a missing or foreign agent is 404 naming the field (spec 2.1) and an archived one
     // 409 (the composite foreign key would otherwise refuse the entry with a constraint violation).

@@ -95,17 +95,22 @@ export async function lockThreadOr404(tx: Queryable, workspaceId: string, thread
  * (RUNS.md invariant 1). An idle thread starts a run for the entry at once; a steer entry on a
  * thread whose run is executing waits for that run's next model request (workers are told by
  * NOTIFY); anything else waits in position order. `onCommit` runs inside the transaction, so
- * the Idempotency-Key record commits with the entry.
+ * the Idempotency-Key record commits with the entry; `onBegin` runs first in it (the folded
+ * claim, see api/framework/idempotency.ts).
  */
 export function enqueueInput(
   context: EngineContext,
   target: { workspaceId: string; threadId: string; principal: Principal; requestKey: string | null },
   input: InputRequest,
   onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
+  onBegin?: (tx: pg.PoolClient) => Promise<void>,
 ): Promise<ThreadResult> {
   return context.actors.run(target.threadId, async () => {
     const events = new ThreadEvents();
     const result = await withTransaction(context.services.pool, async (tx) => {
+      // The request's Idempotency-Key is taken first, in this same transaction (one commit per
+      // POST): a twin in flight is refused before this one waits for the thread row lock.
+      await onBegin?.(tx);
       // Locks the thread and takes the position in one statement: positions are assigned under
       // the thread row lock, so they are gap-free and follow commit order. A refused input
       // rolls the increment back with everything else.

@@ -64,12 +64,16 @@ export async function resumeRun(
   },
   batch: ResumeBatch,
   onCommit: (tx: pg.PoolClient, successor: RunRow) => Promise<void>,
+  onBegin?: (tx: pg.PoolClient) => Promise<void>,
 ): Promise<RunRow> {
   const found = await getRun(context.services.pool, target.workspaceId, target.runId);
   if (!found) throw new AppError('not_found', 'run not found');
   return context.actors.run(found.thread_id, async () => {
     const events = new ThreadEvents();
     const successor = await withTransaction(context.services.pool, async (tx) => {
+      // The folded Idempotency-Key claim first: a replayed resume answers its stored response
+      // instead of reaching the "already resumed" check below.
+      await onBegin?.(tx);
       const thread = await lockThreadOr404(tx, target.workspaceId, found.thread_id);
       const run = (await getRun(tx, target.workspaceId, target.runId))!;
       if (run.status !== 'waiting') throw new AppError('conflict', `only a waiting run can be resumed; this one is ${run.status}`, { details: { status: run.status } });

@@ -65,6 +65,7 @@ export function advanceThread(context: EngineContext, workspaceId: string, threa
  * exactly once (sealRun matches only an unsealed run owned by `attemptId`), its source entry is
  * finished, its messages join the thread's history, and — unless it waits — the thread is idle
  * again and its next queued input starts. Returns undefined when the seal was fenced out.
+ * `beforeSeal` runs first under the thread lock (the attempt's final step commit).
  */
 export function sealAndAdvance(
   context: EngineContext,
@@ -73,6 +74,7 @@ export function sealAndAdvance(
   change: SealChange,
   history: unknown[],
   inTransaction?: (tx: pg.PoolClient, sealed: RunRow) => Promise<void>,
+  beforeSeal?: (tx: pg.PoolClient) => Promise<boolean>,
 ): Promise<RunRow | undefined> {
   return context.actors.run(run.thread_id, async () => {
     const events = new ThreadEvents();
@@ -81,6 +83,10 @@ export function sealAndAdvance(
     const sealed = await withTransaction(context.services.pool, async (tx) => {
       parents.length = 0; // a retried transaction starts over
       const thread = await lockThreadOr404(tx, run.workspace_id, run.thread_id);
+      // The run's final step (its items and checkpoint pointer) commits in this transaction,
+      // before the seal: fenced by the attempt like any step (RUNS.md 2, 3); fenced out, nothing
+      // is written and the seal is not attempted.
+      if (beforeSeal && !(await beforeSeal(tx))) return undefined;
       const done = await sealRun(tx, run.id, attemptId, change);
       if (!done) return undefined;
       events.run(done);

@@ -20,7 +20,10 @@ export class ThreadEvents {
     return this;
   }
 
+  /** Called after the operation's transaction committed. */
   async publish(context: EngineContext, threadId: string): Promise<void> {
+    // A run this commit accepted goes straight to a worker host of this process (role all).
+    if (context.localClaimers.size > 0 && this.events.some((e) => e.type === 'run.status' && e.status === 'accepted')) for (const wake of context.localClaimers) wake();
     if (this.events.length > 0) await context.bus.publish(threadId, this.events);
   }
 }

@@ -2,7 +2,9 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import {
   AppError,
+  deleteInlineCheckpoint,
   externalizeLargeContent,
+  INLINE_CHECKPOINT_PREFIX,
   getRunById,
   handOffRun,
   insertOutboxRow,
@@ -20,7 +22,7 @@ import { HOST_OPERATIONS, hostRequestContext, serveHostRequest } from './host-re
 import { LiveTail } from './live-tail.js';
 import { prepareAttempt } from './prepare-attempt.js';
 import { modelFailure, type ModelSources } from './run-models.js';
-import { commitStep } from './step-commit.js';
+import { commitStep, commitStepIn, writeCheckpoint, type StepCommit } from './step-commit.js';
 
 /**
  * Hosts one attempt of one run: feeds the Piscina task, turns its messages into stream events,
@@ -35,6 +37,10 @@ import { commitStep } from './step-commit.js';
  */
 export class AttemptRunner {
   private queue: Promise<void> = Promise.resolve();
+  /** Port messages received and not yet handled, in order: a checkpoint looks at what follows it. */
+  private readonly received: AttemptMessage[] = [];
+  /** The run's last step, held back to commit in the seal's transaction. */
+  private finalStep: StepCommit | null = null;
   private port: MessagePort | null = null;
   private lost = false;
   private finished = false;
@@ -165,7 +171,10 @@ export class AttemptRunner {
     // vendor call on the attempt's behalf) and must not hold back lease renewals or the
     // step commits behind it. Each is fenced by the lease itself (host-requests/).
     if (message.type === 'host.request') void this.answerHostRequest(message);
-    else this.enqueue(() => this.handle(message));
+    else {
+      this.received.push(message);
+      this.enqueue(() => this.handle(this.received.shift()!));
+    }
   }
 
   private async answerHostRequest(message: Extract<AttemptMessage, { type: 'host.request' }>): Promise<void> {
@@ -207,19 +216,37 @@ export class AttemptRunner {
     // Large text goes to the object store before the commit that references it (content_refs).
     const { objects } = this.context.services;
     const items = await Promise.all(this.tail.uncommittedBelow(message.next_ordinal).map((item) => externalizeLargeContent(objects, this.run.id, item)));
-    const outcome = await this.persist(() => commitStep(
-      this.context.services,
-      { runId: this.run.id, threadId: this.run.thread_id, attemptId: this.attemptId, seq: message.seq, state: message.state, nextOrdinal: message.next_ordinal, usage: message.usage, items, incorporatedEntryIds: message.incorporated_entry_ids },
-      // A run only cleans up its own checkpoints: a successor starts from its waiting
-      // predecessor's checkpoint object, which stays with the predecessor.
-      async (tx, key) => {
-        if (key.startsWith(`runs/${this.run.id}/`)) await insertOutboxRow(tx, { kind: 'checkpoint_cleanup', workspace_id: this.run.workspace_id, payload: { key } });
-      },
-    ));
+    const step: StepCommit = { runId: this.run.id, threadId: this.run.thread_id, attemptId: this.attemptId, seq: message.seq, state: message.state, nextOrdinal: message.next_ordinal, usage: message.usage, items, incorporatedEntryIds: message.incorporated_entry_ids };
+    // The run's last step is followed at once by its `done`: it commits in the seal's
+    // transaction instead (one commit for step + seal + advance). Nothing is lost by holding it:
+    // until a commit, a crash discards it either way and the next attempt continues from the
+    // previous checkpoint (RUNS.md 4). A handoff is not a seal; its step commits on its own.
+    const next = this.received[0];
+    if (next?.type === 'done' && next.outcome !== 'handoff') {
+      this.finalStep = step;
+      return;
+    }
+    const outcome = await this.persist(() => commitStep(this.context.services, step, (tx, key) => this.releaseCheckpoint(tx, key)));
     if (!outcome.ok) return this.loseLease();
-    this.tail.markCommitted(message.next_ordinal);
-    this.run.usage = message.usage as RunRow['usage'];
-    if (message.next_ordinal - 1 >= PAGE_ITEMS) void packDisplayPages(this.context.services.pool, this.context.services.objects, this.run.id).catch(() => undefined);
+    this.stepCommitted(step);
+  }
+
+  /**
+   * A replaced checkpoint goes to the cleanup outbox in the transaction that replaced it
+   * (RUNS.md 5). A run only cleans up its own checkpoints: a successor starts from its waiting
+   * predecessor's checkpoint object, which stays with the predecessor.
+   */
+  private async releaseCheckpoint(tx: import('pg').PoolClient, key: string): Promise<void> {
+    // An inline one is deleted in this same transaction: it commits with the new pointer, so no
+    // outbox is needed, and the outbox never sees (so never deletes) an inline checkpoint.
+    if (key.startsWith(`${INLINE_CHECKPOINT_PREFIX}runs/${this.run.id}/`)) return deleteInlineCheckpoint(tx, key);
+    if (key.startsWith(`runs/${this.run.id}/`)) await insertOutboxRow(tx, { kind: 'checkpoint_cleanup', workspace_id: this.run.workspace_id, payload: { key } });
+  }
+
+  private stepCommitted(step: StepCommit): void {
+    this.tail.markCommitted(step.nextOrdinal);
+    this.run.usage = step.usage as RunRow['usage'];
+    if (step.nextOrdinal - 1 >= PAGE_ITEMS) void packDisplayPages(this.context.services.pool, this.context.services.objects, this.run.id).catch(() => undefined);
   }
 
   private async finish(message: DoneMessage): Promise<void> {
@@ -240,16 +267,23 @@ export class AttemptRunner {
     const status = message.outcome === 'handoff' ? 'failed' : message.outcome;
     const change = { status, output: message.output ?? null, failure: message.failure ?? null, wait_reason: message.wait_reason ?? null, pending: message.pending ?? null, usage: message.usage };
     let retried = false;
+    const step = this.finalStep;
+    this.finalStep = null;
+    // The checkpoint object first: the pointer that the seal's transaction moves to it must
+    // never name a missing object.
+    const key = step ? await this.persist(() => writeCheckpoint(this.context.services, step)) : null;
+    const commitFinalStep = step && key ? async (tx: import('pg').PoolClient) => (await commitStepIn(tx, step, key, (t, k) => this.releaseCheckpoint(t, k))).ok : undefined;
     // The seal ends this attempt's row in its own statement (sealRun), so nothing is left open
     // if the process dies right after it commits.
     let sealed = await this.persist(() => {
-      const once = sealAndAdvance(this.context, this.run, this.attemptId, change, history);
+      const once = sealAndAdvance(this.context, this.run, this.attemptId, change, history, undefined, commitFinalStep);
       once.catch(() => (retried = true));
       return once;
     });
     // A retried seal finds the run sealed when the first try committed but its answer was lost.
     if (!sealed && retried) sealed = await this.sealedByThisAttempt();
     if (!sealed) return this.loseLease();
+    if (step) this.stepCommitted(step);
     this.context.services.logger.info(
       { run_id: this.run.id, attempt_id: this.attemptId, status: sealed.status, failure_code: sealed.failure?.code, workspace_id: this.run.workspace_id },
       'run sealed',

@@ -4,6 +4,8 @@ import {
   effectiveContextLimits,
   effectiveMediaTraits,
   getAssets,
+  isInlineCheckpointKey,
+  readInlineCheckpoint,
   getThread,
   mediaAssetIds,
   mediaFacts,
@@ -96,7 +98,8 @@ async function resumeAssetFacts(services: Services, run: RunRow): Promise<Record
 
 async function loadCheckpoint(services: Services, run: RunRow): Promise<Uint8Array | null> {
   if (!run.checkpoint_key) return null;
-  const checkpoint = await services.objects.get(run.checkpoint_key);
+  // Inline (migration 0016) or an object: a run checkpointed by an earlier release still resumes.
+  const checkpoint = isInlineCheckpointKey(run.checkpoint_key) ? await readInlineCheckpoint(services.pool, run.checkpoint_key) : await services.objects.get(run.checkpoint_key);
   if (!checkpoint) throw new AppError('internal', `checkpoint ${run.checkpoint_key} of run ${run.id} is missing from the object store`);
   return checkpoint;
 }

@@ -1,5 +1,8 @@
 import {
   commitStepPointer,
+  INLINE_CHECKPOINT_PREFIX,
+  insertInlineCheckpoint,
+  isInlineCheckpointKey,
   insertItems,
   markIncorporated,
   withTransaction,
@@ -34,16 +37,39 @@ export function checkpointKey(runId: string, seq: number, attemptId: string): st
  * object is only released to the cleanup outbox after the new pointer committed (invariant 5).
  */
 export async function commitStep(services: Services, step: StepCommit, onReplaced: (tx: import('pg').PoolClient, key: string) => Promise<void>): Promise<CommitOutcome> {
+  const key = await writeCheckpoint(services, step);
+  return withTransaction(services.pool, (tx) => commitStepIn(tx, step, key, onReplaced));
+}
+
+/**
+ * Where the step's checkpoint goes; returns the key the pointer will name. Up to
+ * objects.inline_checkpoint_max_bytes it is stored inline (the `inline:` key; the bytes are
+ * inserted by commitStepIn in the step's own transaction, so the pointer and the state commit
+ * together and cost no object write). Larger: the object is written here, before any
+ * transaction that points to it, so a committed pointer never names a missing object.
+ */
+export async function writeCheckpoint(services: Services, step: StepCommit): Promise<string> {
   const key = checkpointKey(step.runId, step.seq, step.attemptId);
+  if (step.state.byteLength <= services.config.objects.inline_checkpoint_max_bytes) return `${INLINE_CHECKPOINT_PREFIX}${key}`;
   await services.objects.put(key, step.state, { contentType: 'application/x-msgpack' });
-  return withTransaction(services.pool, async (tx) => {
-    const moved = await commitStepPointer(tx, step.runId, step.attemptId, { checkpoint_seq: step.seq, checkpoint_key: key, next_ordinal: step.nextOrdinal, usage: step.usage });
-    if (!moved) return { ok: false } as const;
-    // A retry of a step whose commit went through (its acknowledgement was lost): done already.
-    if (moved === 'committed') return { ok: true, previousKey: null } as const;
-    await insertItems(tx, step.runId, step.items);
-    await markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq);
-    if (moved.previous_key) await onReplaced(tx, moved.previous_key);
-    return { ok: true, previousKey: moved.previous_key } as const;
-  });
+  return key;
+}
+
+/**
+ * The transactional half of a step commit, in the caller's transaction: the run's own step
+ * transaction (commitStep), or the seal's when the step is the run's last (the final step, its
+ * seal and the thread's advance then commit together — one commit instead of two, with the same
+ * fencing: a step fenced out returns ok false before writing anything).
+ */
+export async function commitStepIn(tx: import('pg').PoolClient, step: StepCommit, key: string, onReplaced: (tx: import('pg').PoolClient, key: string) => Promise<void>): Promise<CommitOutcome> {
+  const moved = await commitStepPointer(tx, step.runId, step.attemptId, { checkpoint_seq: step.seq, checkpoint_key: key, next_ordinal: step.nextOrdinal, usage: step.usage });
+  if (!moved) return { ok: false } as const;
+  // A retry of a step whose commit went through (its acknowledgement was lost): done already.
+  if (moved === 'committed') return { ok: true, previousKey: null } as const;
+  // Written only once the fence passed: a fenced-out step leaves no row behind.
+  if (isInlineCheckpointKey(key)) await insertInlineCheckpoint(tx, key, step.runId, step.state);
+  await insertItems(tx, step.runId, step.items);
+  await markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq);
+  if (moved.previous_key) await onReplaced(tx, moved.previous_key);
+  return { ok: true, previousKey: moved.previous_key } as const;
 }

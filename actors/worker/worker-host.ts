@@ -31,6 +31,7 @@ export class WorkerHost implements Stoppable {
   private again = false;
   private stopping = false;
   private readonly beat: () => void;
+  private readonly wakeLocal = (): void => this.wake();
 
   constructor(
     private readonly context: EngineContext,
@@ -58,6 +59,9 @@ export class WorkerHost implements Stoppable {
   async start(): Promise<void> {
     await this.listener.start();
     this.poller = setInterval(() => this.wake(), this.services.config.worker.poll_seconds * 1000);
+    // Role all: a run accepted by this process's thread actors is claimed without the NOTIFY
+    // round trip (EngineContext.localClaimers); the claim is the same fenced statement.
+    this.context.localClaimers.add(this.wakeLocal);
     this.wake();
   }
 
@@ -102,7 +106,11 @@ export class WorkerHost implements Stoppable {
   }
 
   private onNotify(channel: string, runId: string): void {
-    if (channel === CHANNEL_RUN_ACCEPTED) return this.wake();
+    if (channel === CHANNEL_RUN_ACCEPTED) {
+      // Already claimed here after a local wake (role all): no second claim query for it.
+      if (this.running.has(runId)) return;
+      return this.wake();
+    }
     const runner = this.running.get(runId);
     if (!runner) return;
     if (channel === CHANNEL_RUN_CANCEL) runner.cancel();
@@ -121,6 +129,7 @@ export class WorkerHost implements Stoppable {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.context.localClaimers.delete(this.wakeLocal);
     this.services.readiness.unwatch('worker.claim');
     if (this.poller) clearInterval(this.poller);
     await this.claiming;

@@ -41,6 +41,11 @@ export interface ApiContext<P, Q, B> {
   transaction(fn: (tx: pg.PoolClient) => Promise<ApiResult>): Promise<ApiResult>;
   /** For effects committed elsewhere (e.g. inside a thread actor's transaction). */
   completeIdempotency(tx: Queryable, result: ApiResult): Promise<void>;
+  /**
+   * Routes with `idempotencyInTransaction`: the first step of the effect's transaction (takes
+   * the key, or throws the replay / 409 / 422). A no-op for other routes.
+   */
+  beginIdempotency(tx: Queryable): Promise<void>;
 }
 
 export interface ApiResponseSpec {
@@ -79,6 +84,13 @@ export interface ApiRouteSpec<P extends TObject | undefined = TObject | undefine
   /** The route takes If-Match with the current ETag (required). */
   ifMatch?: boolean;
   idempotency?: 'required' | 'optional';
+  /**
+   * The Idempotency-Key is claimed inside the effect's one transaction (FoldedIdempotency), not
+   * by a commit of its own before the handler. Only for handlers whose whole effect is that
+   * transaction, which calls ctx.beginIdempotency(tx) first and ctx.completeIdempotency last
+   * (ctx.transaction does both), with nothing done outside it that a twin must not repeat.
+   */
+  idempotencyInTransaction?: boolean;
   /**
    * The route takes a secret without a credential (sign-in, reset, invitation accept): each
    * well-formed request counts against auth.credential_attempts_per_address before any lookup,

@@ -3,6 +3,8 @@ import {
   AppError,
   claimIdempotencyKey,
   completeIdempotencyKey,
+  insertCompletedIdempotencyKey,
+  lockIdempotencyScope,
   isDatabaseUnavailable,
   newClaimToken,
   releaseIdempotencyKey,
@@ -89,6 +91,77 @@ export class IdempotencyHold {
     await releaseIdempotencyKey(db, this.scope, this.token).catch((error: unknown) => {
       if (isDatabaseUnavailable(error)) releaseLater(db, this.scope, this.token);
     });
+  }
+}
+
+/** Thrown inside the effect's transaction when the key already has a completed twin: the
+ *  transaction rolls back and the framework answers the stored response instead. */
+export class IdempotentReplay extends Error {
+  constructor(readonly result: ApiResult) {
+    super('idempotent replay');
+  }
+}
+
+/**
+ * The folded claim of a route with `idempotencyInTransaction`: no claim of its own before the
+ * handler (that was a commit of its own, fsync'd, per request); the effect's transaction takes
+ * the key first (begin) and records the response last (complete), so an idempotent request
+ * costs one commit. The contract is unchanged:
+ * - a twin whose effect transaction is open holds the key's advisory lock → 409
+ *   idempotency_key_in_use (try-lock, never a wait);
+ * - a completed twin → its stored response, `Idempotent-Replayed: true` (the effect rolls back);
+ * - the same key with a different request → 422.
+ * Exactly one effect commits per key: the lock serialises twins, and the completed record's
+ * primary key would refuse a second one even where the lock was not taken.
+ */
+export class FoldedIdempotency {
+  private begunIn: Queryable | null = null;
+  private completed = false;
+
+  constructor(readonly scope: IdempotencyScope) {}
+
+  get isCompleted(): boolean {
+    return this.completed;
+  }
+
+  /**
+   * The first statements of the effect's transaction (before any lock the effect takes). Run
+   * again by every try of a retried transaction (withTransaction may hand the same client back),
+   * so each try holds the key's lock.
+   */
+  async begin(tx: Queryable): Promise<void> {
+    this.begunIn = null;
+    const found = await lockIdempotencyScope(tx, this.scope);
+    switch (found.outcome) {
+      case 'free':
+        this.begunIn = tx;
+        return;
+      case 'completed':
+        throw new IdempotentReplay({ status: found.status_code, body: JSON.parse(found.response_body) as unknown, headers: { 'idempotent-replayed': 'true' } });
+      case 'mismatch':
+        throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
+      case 'in_flight':
+        throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
+      default: {
+        const never: never = found;
+        return never;
+      }
+    }
+  }
+
+  /** The last statement of the effect's transaction: the record commits with the effect. */
+  async complete(tx: Queryable, result: ApiResult): Promise<void> {
+    if (this.completed) return;
+    if (this.begunIn !== tx) await this.begin(tx);
+    const ok = await insertCompletedIdempotencyKey(tx, this.scope, { status_code: result.status, body: JSON.stringify(result.body ?? null), retentionSeconds: RETENTION_SECONDS });
+    // Another holder's record appeared (a previous-release claim): this effect must not commit.
+    if (!ok) throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
+    this.completed = true;
+  }
+
+  rolledBack(): void {
+    this.completed = false;
+    this.begunIn = null;
   }
 }
 

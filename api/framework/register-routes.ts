@@ -13,7 +13,7 @@ import type { ApiContext, ApiResult, ApiRouteSpec } from './api-route.js';
 import { canonicalJson } from './canonical-json.js';
 import { CursorSigner, type ListCursors } from './cursor.js';
 import { checkIfMatch, formatEtag } from './etag.js';
-import { fingerprintOf, IdempotencyHold, readIdempotencyKey } from './idempotency.js';
+import { fingerprintOf, FoldedIdempotency, IdempotencyHold, IdempotentReplay, readIdempotencyKey } from './idempotency.js';
 import { parseJsonBody } from './json-body.js';
 import { parseQuery } from './query-string.js';
 import { clientAddress, type CredentialAttempts } from './credential-attempts.js';
@@ -124,7 +124,7 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
   // took no more than parsing).
   if (spec.credentialAttempt) await limiters.attempts.address(address);
   const key = readIdempotencyKey(headers['idempotency-key'], spec.idempotency);
-  let hold: IdempotencyHold | null = null;
+  let hold: IdempotencyHold | FoldedIdempotency | null = null;
   if (key !== null) {
     const scope = {
       workspace_id: principal.workspace_id ?? '',
@@ -134,10 +134,16 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
       key,
       fingerprint: fingerprintOf(spec.method, `${spec.path}?${JSON.stringify(request.params)}`, fingerprintBody),
     };
-    const acquired = await IdempotencyHold.acquire(services.pool, scope);
-    if (!(acquired instanceof IdempotencyHold)) return acquired;
-    hold = acquired;
+    if (spec.idempotencyInTransaction) {
+      // One transaction per request: the claim folds into the effect's transaction.
+      hold = new FoldedIdempotency(scope);
+    } else {
+      const acquired = await IdempotencyHold.acquire(services.pool, scope);
+      if (!(acquired instanceof IdempotencyHold)) return acquired;
+      hold = acquired;
+    }
   }
+  const folded = hold instanceof FoldedIdempotency ? hold : null;
   const context: ApiContext<unknown, unknown, unknown> = {
     services,
     request,
@@ -156,6 +162,7 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
     transaction: async (fn) => {
       try {
         return await withTransaction(services.pool, async (tx) => {
+          await folded?.begin(tx);
           const value = await fn(tx);
           if (hold && value.status < 300) await hold.complete(tx, value);
           return value;
@@ -168,21 +175,27 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
     completeIdempotency: async (tx, result) => {
       if (hold && result.status < 300) await hold.complete(tx, result);
     },
+    beginIdempotency: async (tx) => {
+      await folded?.begin(tx);
+    },
   };
   try {
     const result = await (spec.handler as (c: typeof context) => Promise<ApiResult>)(context);
     // A handler that committed its effect without completing the record (no transaction of its
     // own) still leaves a record, written right after the effect.
     if (hold && !hold.isCompleted && result.status < 300) await hold.complete(services.pool, result);
-    if (hold && !hold.isCompleted) await hold.release(services.pool);
+    if (hold instanceof IdempotencyHold && !hold.isCompleted) await hold.release(services.pool);
     return result;
   } catch (error) {
+    // The folded claim found a completed twin: its effect rolled back; answer the stored response.
+    if (error instanceof IdempotentReplay) return error.result;
     // Whatever completion ran inside a transaction either committed (the record is completed
     // and the release below matches nothing) or did not (its in-flight claim must go, so the
     // client's retry is not refused as in use): when the database went away mid-commit, the
     // flag alone cannot tell which.
     hold?.rolledBack();
-    if (hold) await hold.release(services.pool);
+    // A folded claim needs no release: its lock and record went with the rolled-back transaction.
+    if (hold instanceof IdempotencyHold) await hold.release(services.pool);
     throw error;
   }
 }

@@ -32,6 +32,7 @@ export function continuationRoutes(): ApiRouteSpec[] {
       tag: 'runs',
       permission: 'run',
       idempotency: 'required',
+      idempotencyInTransaction: true, // claimed in the thread actor's transaction
       params: RunParams,
       body: ResumeBody,
       responses: { 201: { description: 'the successor run', schema: RunView }, 409: { description: 'not waiting, already resumed, or an incomplete batch', schema: ErrorBody } },
@@ -40,7 +41,7 @@ export function continuationRoutes(): ApiRouteSpec[] {
         await resumeRun(engineFor(ctx.services), { workspaceId: ctx.workspaceId, runId: ctx.params.run_id, principalId: ctx.principal.id }, ctx.body, async (tx, successor) => {
           response = { status: 201, body: runView(successor), etag: successor };
           await ctx.completeIdempotency(tx, response);
-        });
+        }, (tx) => ctx.beginIdempotency(tx));
         return response!;
       },
     }),
@@ -52,6 +53,7 @@ export function continuationRoutes(): ApiRouteSpec[] {
       tag: 'runs',
       permission: 'run',
       idempotency: 'required',
+      idempotencyInTransaction: true, // claimed in the fork's transaction
       params: RunParams,
       body: Type.Object({ agent_id: Type.String({ minLength: 1, maxLength: 128 }), payload: InputPayload }, { additionalProperties: false }),
       responses: { 201: { description: 'the new thread with its first entry and run', schema: EntryRunThread }, 404: { description: 'run or agent not found', schema: ErrorBody } },
@@ -65,6 +67,7 @@ export function continuationRoutes(): ApiRouteSpec[] {
             response = { status: 201, body: toThreadBody(result) };
             await ctx.completeIdempotency(tx, response);
           },
+          (tx) => ctx.beginIdempotency(tx),
         );
         return response!;
       },

@@ -22,6 +22,8 @@ export function inboxRoutes(): ApiRouteSpec[] {
       tag: 'runs',
       permission: 'run',
       idempotency: 'required',
+      // One commit per POST: the key is claimed in the thread actor's transaction.
+      idempotencyInTransaction: true,
       params: ThreadParams,
       body: Type.Object(
         {
@@ -49,6 +51,7 @@ export function inboxRoutes(): ApiRouteSpec[] {
             response = { status: 201, body: toThreadBody(result) };
             await ctx.completeIdempotency(tx, response);
           },
+          (tx) => ctx.beginIdempotency(tx),
         );
         return response!;
       },

@@ -40,6 +40,8 @@ export const ServiceConfig = Type.Object(
       force_path_style: bool(false, 'path-style addressing (most S3-compatible stores need it)'),
       access_key_id: str('', 'S3 access key id; empty uses the AWS default credential chain'),
       secret_access_key: str('', 'S3 secret access key'),
+      directory_fsync: bool(true, 'directory driver: fsync each object and its folder before a put returns, so objects survive an OS crash or power loss like the PostgreSQL commits that point to them; false keeps only atomicity and process-crash safety (README, "Object store")'),
+      inline_checkpoint_max_bytes: int(32768, 0, 'checkpoints up to this size are stored in PostgreSQL with their step commit instead of as objects; 0 keeps every checkpoint an object (needed while workers of a release before migration 0016 still run)', 1048576),
     }),
     encryption: section({
       key_file: str('data/keyring.json', 'key ring file; generated once (mode 0600) when absent'),

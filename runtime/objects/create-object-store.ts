@@ -8,7 +8,7 @@ export type ObjectStoreConfig = ({ driver: 'directory' } & DirectoryStoreOptions
 export function createObjectStore(config: ObjectStoreConfig): ObjectStore {
   switch (config.driver) {
     case 'directory':
-      return createDirectoryStore({ directory: config.directory });
+      return createDirectoryStore({ directory: config.directory, ...(config.fsync === undefined ? {} : { fsync: config.fsync }) });
     case 's3': {
       const { driver: _driver, ...options } = config;
       return createS3Store(options);

@@ -14,6 +14,18 @@ import { countedPieces, SourceError, unwrapSourceError } from './stream-source.j
 export interface DirectoryStoreOptions {
   /** Root folder; created on first write or check. Resolved against the working directory. */
   directory: string;
+  /**
+   * fsync each object file and its folder before a put resolves (default true). What the store
+   * promises either way: a put that resolved is atomic (readers see the old object or the new
+   * one, never a torn one) and survives the crash of any process. With fsync it also survives
+   * an OS crash or power loss, so a PostgreSQL commit made after the put (a checkpoint pointer,
+   * a display page row) never names an object the machine lost. Without it (false), objects
+   * written in the last writeback interval (~30 s on Linux) may be missing or empty after an
+   * OS crash although the commit pointing to them survived: for machines where that loss is
+   * acceptable (development, disposable data). Checkpoints up to
+   * objects.inline_checkpoint_max_bytes never come here: they commit inside PostgreSQL.
+   */
+  fsync?: boolean;
 }
 
 // Objects can hold conversation content: owner-only, like the rest of ./data.
@@ -41,7 +53,8 @@ function unavailable(op: string, err: unknown): unknown {
 }
 
 /** fsync a folder so a rename or mkdir inside it survives a crash. */
-async function syncDir(dir: string): Promise<void> {
+async function syncDir(dir: string, enabled = true): Promise<void> {
+  if (!enabled) return;
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
@@ -54,11 +67,11 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /** mkdir -p, then fsync every folder whose entry list changed so the new path is durable. */
-async function makeDirs(dir: string): Promise<void> {
+async function makeDirs(dir: string, fsync: boolean): Promise<void> {
   const first = await mkdir(dir, { recursive: true, mode: DIR_MODE });
   if (first === undefined) return;
   for (let d = dir; ; d = dirname(d)) {
-    await syncDir(dirname(d));
+    await syncDir(dirname(d), fsync);
     if (d === first) break;
   }
 }
@@ -68,20 +81,42 @@ async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 export function createDirectoryStore(options: DirectoryStoreOptions): ObjectStore {
   const root = resolve(options.directory);
   const tempDir = join(root, TEMP_DIR_NAME);
+  const fsync = options.fsync ?? true;
+  // Folders this process made or found (and synced): a put into one costs no mkdir. A folder
+  // another process pruned meanwhile shows as ENOENT at the rename, which forgets it and
+  // makes it again (publish).
+  const knownDirs = new Set<string>();
+  const ensureDir = async (dir: string): Promise<void> => {
+    if (knownDirs.has(dir)) return;
+    await makeDirs(dir, fsync);
+    knownDirs.add(dir);
+  };
+
+  /** A new temp file; a temp folder removed behind this process's back is made again. */
+  async function openTemp(): Promise<{ temp: string; handle: Awaited<ReturnType<typeof open>> }> {
+    await ensureDir(tempDir);
+    const temp = join(tempDir, `${process.pid}-${randomUUID()}`);
+    try {
+      return { temp, handle: await open(temp, 'wx', FILE_MODE) };
+    } catch (err) {
+      if (errnoOf(err) !== 'ENOENT') throw err;
+      knownDirs.delete(tempDir);
+      await ensureDir(tempDir);
+      return { temp, handle: await open(temp, 'wx', FILE_MODE) };
+    }
+  }
 
   async function writeTemp(body: Uint8Array, contentType: string | undefined): Promise<string> {
-    await mkdir(tempDir, { recursive: true, mode: DIR_MODE });
-    const temp = join(tempDir, `${process.pid}-${randomUUID()}`);
-    const handle = await open(temp, 'wx', FILE_MODE);
+    const { temp, handle } = await openTemp();
     let written = false;
     try {
       // FileHandle.writeFile writes everything from the current position (looping over short
       // writes), so two calls lay the header and then the body down back to back.
       await handle.writeFile(encodeObjectHeader({ contentType }));
       await handle.writeFile(body);
-      // The bytes must be on disk before the rename publishes them, or a crash could leave
-      // a published but empty or partial object.
-      await handle.sync();
+      // The bytes must be on disk before the rename publishes them, or an OS crash could leave
+      // a published but empty or partial object (see DirectoryStoreOptions.fsync).
+      if (fsync) await handle.sync();
       written = true;
     } finally {
       await handle.close();
@@ -92,9 +127,7 @@ export function createDirectoryStore(options: DirectoryStoreOptions): ObjectStor
 
   /** A temp file written piece by piece (header first), hashed on the way, synced before publishing. */
   async function writeTempStream(body: AsyncIterable<Uint8Array>, opts: StreamPutOptions | undefined): Promise<{ temp: string; size: number; sha256: string }> {
-    await mkdir(tempDir, { recursive: true, mode: DIR_MODE });
-    const temp = join(tempDir, `${process.pid}-${randomUUID()}`);
-    const handle = await open(temp, 'wx', FILE_MODE);
+    const { temp, handle } = await openTemp();
     const hash = createHash('sha256');
     let size = 0;
     let written = false;
@@ -106,7 +139,7 @@ export function createDirectoryStore(options: DirectoryStoreOptions): ObjectStor
         size += piece.byteLength;
         await handle.writeFile(piece);
       }
-      await handle.sync();
+      if (fsync) await handle.sync();
       written = true;
     } finally {
       await handle.close();
@@ -117,22 +150,25 @@ export function createDirectoryStore(options: DirectoryStoreOptions): ObjectStor
 
   async function publish(temp: string, path: string): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
-      await makeDirs(dirname(path));
+      await ensureDir(dirname(path));
       try {
         // rename(2) replaces the target atomically: readers see the old object or the new one.
         await rename(temp, path);
         break;
       } catch (err) {
         if (errnoOf(err) !== 'ENOENT' || attempt >= RENAME_ATTEMPTS) throw err;
+        knownDirs.delete(dirname(path)); // pruned by a delete: make it again
+        knownDirs.delete(tempDir);
       }
     }
-    await syncDir(dirname(path));
+    await syncDir(dirname(path), fsync);
   }
 
   async function pruneEmptyFolders(from: string): Promise<void> {
     for (let dir = from; dir !== root && dir.startsWith(root); dir = dirname(dir)) {
       try {
         await rmdir(dir);
+        knownDirs.delete(dir);
       } catch {
         // Not empty (or already gone): stop, its ancestors are not empty either.
         return;

@@ -125,7 +125,7 @@ function redisAddress(url: string): string {
 }
 
 export function createObjectStoreFromConfig(objects: LoadedConfig['config']['objects']): ObjectStore {
-  if (objects.driver === 'directory') return createObjectStore({ driver: 'directory', directory: objects.directory });
+  if (objects.driver === 'directory') return createObjectStore({ driver: 'directory', directory: objects.directory, fsync: objects.directory_fsync });
   if (objects.bucket === '') throw new Error('objects.bucket is required with objects.driver = "s3"');
   return createObjectStore({
     driver: 's3',

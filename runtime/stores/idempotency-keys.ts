@@ -81,3 +81,47 @@ export async function purgeIdempotencyKeys(db: Queryable, limit: number): Promis
   );
   return result.rowCount ?? 0;
 }
+
+/**
+ * The folded claim (one transaction per idempotent request), step 1, run as the first
+ * statements of the effect's own transaction: a transaction-level advisory lock on the key's
+ * scope, taken with try-lock. While a twin's effect transaction holds it, this one is refused
+ * at once (`in_flight` → 409); it is released when that transaction ends, so nothing can leave
+ * a key stuck. The record is read by a separate, later statement — under READ COMMITTED its
+ * snapshot is taken after the lock was granted, so a twin that committed and let go of the
+ * lock is seen (completed → replay, or mismatch). A claim row of the previous release
+ * (state in_flight, written by its autocommit claim) still answers 409 until it goes stale.
+ */
+export async function lockIdempotencyScope(tx: Queryable, scope: IdempotencyScope): Promise<Exclude<IdempotencyClaim, { outcome: 'claimed' }> | { outcome: 'free' }> {
+  const locked = await tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked`, [scopeLockKey(scope)]);
+  if (!locked.rows[0]?.locked) return { outcome: 'in_flight' };
+  const existing = await tx.query(`select fingerprint, state, locked_until < now() as stale, status_code, response_body from idempotency_keys where ${SCOPE}`, scopeValues(scope));
+  const row = existing.rows[0];
+  if (!row) return { outcome: 'free' };
+  if (row.fingerprint !== scope.fingerprint) return { outcome: 'mismatch' };
+  if (row.state === 'completed') return { outcome: 'completed', status_code: row.status_code, response_body: row.response_body };
+  return row.stale ? { outcome: 'free' } : { outcome: 'in_flight' };
+}
+
+/**
+ * The folded claim, step 2: the completed record, inserted in the effect's transaction after
+ * the effect. A stale in-flight claim of the previous release is replaced; any other existing
+ * row (a previous-release claim that appeared since step 1) makes this return false and the
+ * caller rolls the effect back — the primary key, not only the lock, keeps one effect per key.
+ */
+export async function insertCompletedIdempotencyKey(tx: Queryable, scope: IdempotencyScope, response: { status_code: number; body: string; retentionSeconds: number }): Promise<boolean> {
+  const result = await tx.query(
+    `insert into idempotency_keys (workspace_id, principal_id, method, route, key, fingerprint, state, status_code, response_body, expires_at)
+     values ($1, $2, $3, $4, $5, $6, 'completed', $7, $8, now() + make_interval(secs => $9))
+     on conflict (workspace_id, principal_id, method, route, key) do update
+       set fingerprint = excluded.fingerprint, state = 'completed', locked_until = null, claim_token = null,
+           status_code = excluded.status_code, response_body = excluded.response_body, expires_at = excluded.expires_at
+       where idempotency_keys.state = 'in_flight' and idempotency_keys.locked_until < now()`,
+    [...scopeValues(scope), scope.fingerprint, response.status_code, response.body, response.retentionSeconds],
+  );
+  return result.rowCount === 1;
+}
+
+function scopeLockKey(s: IdempotencyScope): string {
+  return `idempotency\n${s.workspace_id}\n${s.principal_id}\n${s.method}\n${s.route}\n${s.key}`;
+}

@@ -26,6 +26,8 @@ test.before(async () => {
       SVC_OBJECTS__BUCKET: TEST_BUCKET,
       SVC_OBJECTS__ENDPOINT: s3.endpoint,
       SVC_OBJECTS__FORCE_PATH_STYLE: 'true',
+      // every checkpoint an object, so this covers the object path and its outbox cleanup
+      SVC_OBJECTS__INLINE_CHECKPOINT_MAX_BYTES: '0',
       SVC_OBJECTS__ACCESS_KEY_ID: 'S3RVER',
       SVC_OBJECTS__SECRET_ACCESS_KEY: 'S3RVER',
     },

@@ -77,7 +77,9 @@ function synthetic(from: number, to: number): any[] {
 }
 
 test.before(async () => {
-  f = await startRunFixture({ env: { SVC_OBJECTS__DIRECTORY: objectsDir, SVC_ENCRYPTION__KEY_FILE: keyFile, SVC_CONTROL__SCAN_SECONDS: '3600' } });
+  // Runs of the pre-paging layout come from releases before inline checkpoints (0016): every
+  // checkpoint an object.
+  f = await startRunFixture({ env: { SVC_OBJECTS__DIRECTORY: objectsDir, SVC_ENCRYPTION__KEY_FILE: keyFile, SVC_CONTROL__SCAN_SECONDS: '3600', SVC_OBJECTS__INLINE_CHECKPOINT_MAX_BYTES: '0' } });
   objects = createDirectoryStore({ directory: objectsDir });
   const names = ['small', 'big', 'pages', 'missing', 'damaged', 'discarded', 'cleanup', 'running'];
   const ids: Record<string, string> = {};

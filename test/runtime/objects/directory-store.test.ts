@@ -53,6 +53,37 @@ test('leaves no temporary files and prunes emptied folders after put and delete'
   assert.equal((await readdir(root)).sort(), ['.tmp']);
 });
 
+test('a folder pruned by a delete (here or in another process) is made again by the next put into it', async () => {
+  const root = freshRoot();
+  const store = open(root);
+  const other = open(root);
+  await store.put('runs/r1/pages/p1', new Uint8Array([1]));
+  // The other process deletes the only object: the folders are pruned behind this store's back.
+  await other.delete('runs/r1/pages/p1');
+  await store.put('runs/r1/pages/p2', new Uint8Array([2]));
+  assert.equal(Array.from((await store.get('runs/r1/pages/p2'))!), [2]);
+  await store.delete('runs/r1/pages/p2');
+  await store.put('runs/r1/pages/p3', new Uint8Array([3]));
+  assert.equal(Array.from((await store.get('runs/r1/pages/p3'))!), [3]);
+});
+
+test('a temp folder removed behind the store is made again by the next put', async () => {
+  const root = freshRoot();
+  const store = open(root);
+  await store.put('a', new Uint8Array([1]));
+  await rm(join(root, '.tmp'), { recursive: true, force: true });
+  await store.put('b', new Uint8Array([2]));
+  assert.equal(Array.from((await store.get('b'))!), [2]);
+});
+
+test('without fsync (objects.directory_fsync = false) a put is still atomic and readable at once', async () => {
+  const store = createDirectoryStore({ directory: freshRoot(), fsync: false });
+  opened.push(store);
+  await store.put('k/one', new Uint8Array([1, 2]));
+  await store.put('k/one', new Uint8Array([3]));
+  assert.equal(Array.from((await store.get('k/one'))!), [3]);
+});
+
 test('writes object files readable by the owner only', async () => {
   const root = freshRoot();
   const store = open(root);
