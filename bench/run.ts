@@ -19,11 +19,12 @@ import { runLatency, runLatency32 } from './scenarios/run-latency.js';
 import { runThroughput } from './scenarios/run-throughput.js';
 import { streamFanout } from './scenarios/stream-fanout.js';
 import { streamFanoutWs } from './scenarios/stream-fanout-ws.js';
+import { threadHistory } from './scenarios/thread-history.js';
 import { ISSUE_TARGETS } from './targets.js';
 
 /** Every ceiling and scenario, in run order within its kind. New scenarios are added here. */
 function registry(): Scenario[] {
-  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, checkpointCodec, apiRead, apiWrite, dbCommits, runLatency, runLatency32, runThroughput, crashRecovery, streamFanout, streamFanoutWs];
+  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, checkpointCodec, apiRead, apiWrite, dbCommits, runLatency, runLatency32, runThroughput, crashRecovery, streamFanout, streamFanoutWs, threadHistory];
 }
 
 const CLEANUP_TIMEOUT_MS = 10_000;

@@ -13,7 +13,7 @@ import {
   type Principal,
 } from '../../runtime/index.js';
 import type { EngineContext } from '../engine/index.js';
-import { payloadWithMedia, type ThreadResult } from './inbox-operations.js';
+import { payloadWithMedia, threadForResponse, type ThreadResult } from './inbox-operations.js';
 import { startRunForEntry } from './start-run.js';
 import { ThreadEvents } from './thread-events.js';
 
@@ -69,11 +69,13 @@ export async function forkRun(
       request_key: target.requestKey,
     });
     const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, resolved);
-    const value: ThreadResult = { entry: started.entry, run: started.run, thread: (await getThread(tx, target.workspaceId, thread.id))! };
+    // The response carries the new thread whole (its copied history read once, here); the
+    // stream event carries its state.
+    const value: ThreadResult = { entry: started.entry, run: started.run, thread: await threadForResponse(tx, started.thread) };
     await onCommit(tx, value);
-    return value;
+    return { value, state: started.thread };
   });
-  events.entry(result.entry).run(result.run!).thread(result.thread);
-  await events.publish(context, result.thread.id);
-  return result;
+  events.entry(result.value.entry).run(result.value.run!).thread(result.state);
+  await events.publish(context, result.state.id);
+  return result.value;
 }

@@ -6,6 +6,7 @@ import {
   entryView,
   getRunById,
   getEntry,
+  getThread,
   resolveAgentRevision,
   resolveMemoryMounts,
   insertEntry,
@@ -23,6 +24,7 @@ import {
   type ReadCaches,
   type RunRow,
   type ThreadRow,
+  type ThreadState,
 } from '../../runtime/index.js';
 import { CHANNEL_STEER, effectiveConfig, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
 import { startRunForEntry, type ResolvedRevision } from './start-run.js';
@@ -40,7 +42,17 @@ export interface InputRequest {
 export interface ThreadResult {
   entry: InboxEntry;
   run: RunRow | null;
+  /** The whole thread, history included: the responses carry the spec's thread. */
   thread: ThreadRow;
+}
+
+/**
+ * The whole thread as the operation's transaction leaves it, for its response: the one read of
+ * message_history in an operation whose locks and updates read the state only. The caller
+ * holds the row lock, so this is the committed result.
+ */
+export async function threadForResponse(tx: Queryable, thread: ThreadState): Promise<ThreadRow> {
+  return (await getThread(tx, thread.workspace_id, thread.id))!;
 }
 
 /**
@@ -82,8 +94,8 @@ export async function payloadWithMedia(tx: Queryable, workspaceId: string, paylo
   return { ...payload, content: withMediaFacts(payload.content as Array<Record<string, unknown>>, facts) };
 }
 
-/** Loads and locks the thread (404 when missing or in another workspace). */
-export async function lockThreadOr404(tx: Queryable, workspaceId: string, threadId: string): Promise<ThreadRow> {
+/** Loads and locks the thread, without its history (404 when missing or in another workspace). */
+export async function lockThreadOr404(tx: Queryable, workspaceId: string, threadId: string): Promise<ThreadState> {
   const thread = await lockThread(tx, workspaceId, threadId);
   if (!thread) throw new AppError('not_found', 'thread not found');
   return thread;
@@ -113,7 +125,8 @@ export function enqueueInput(
       await onBegin?.(tx);
       // Locks the thread and takes the position in one statement: positions are assigned under
       // the thread row lock, so they are gap-free and follow commit order. A refused input
-      // rolls the increment back with everything else.
+      // rolls the increment back with everything else. The statement returns the state, not
+      // the history: the history is read once, for the response, at the end.
       const locked = await lockThreadTakingPosition(tx, target.workspaceId, target.threadId);
       if (!locked) throw new AppError('not_found', 'thread not found');
       const { position } = locked;
@@ -149,14 +162,15 @@ export function enqueueInput(
         const current = await getRunById(tx, thread.current_run_id);
         if (current?.status === 'running') await tx.query('select pg_notify($1, $2)', [CHANNEL_STEER, current.id]);
       }
-      const value = { entry, run, thread };
+      const value = { entry, run, thread: await threadForResponse(tx, thread) };
       await onCommit(tx, value);
-      return value;
+      return { value, state: thread };
     });
-    events.entry(result.entry);
-    if (result.run) events.run(result.run).thread(result.thread);
+    events.entry(result.value.entry);
+    // thread.changed carries the state (no history), not the response's whole thread.
+    if (result.value.run) events.run(result.value.run).thread(result.state);
     await events.publish(context, target.threadId);
-    return result;
+    return result.value;
   });
 }
 
@@ -179,7 +193,7 @@ export function withdrawEntry(
       const withdrawn = await updateEntry(tx, entry.id, { status: 'withdrawn', finished: true });
       await publishEvent(tx, { workspace_id: withdrawn.workspace_id, type: 'entry.withdrawn', data: { entry: entryView(withdrawn) } });
       const run = thread.current_run_id ? await getRunById(tx, thread.current_run_id) : null;
-      return { entry: withdrawn, run, thread };
+      return { entry: withdrawn, run, thread: await threadForResponse(tx, thread) };
     });
     await new ThreadEvents().entry(result.entry).publish(context, target.threadId);
     return result;

@@ -16,7 +16,7 @@ import {
   withTransaction,
   type RunRow,
   type SealChange,
-  type ThreadRow,
+  type ThreadState,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_CANCEL, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
@@ -29,7 +29,7 @@ import { ThreadEvents } from './thread-events.js';
  * agent can no longer start fail and the next one is tried, so one bad input never blocks the
  * thread; queued entries start strictly in position order.
  */
-export async function advanceLocked(context: EngineContext, tx: pg.PoolClient, thread: ThreadRow, events: ThreadEvents): Promise<RunRow | null> {
+export async function advanceLocked(context: EngineContext, tx: pg.PoolClient, thread: ThreadState, events: ThreadEvents): Promise<RunRow | null> {
   if (thread.current_run_id !== null) return null;
   for (let entry = await firstPendingEntry(tx, thread.id); entry; entry = await firstPendingEntry(tx, thread.id)) {
     try {
@@ -82,6 +82,8 @@ export function sealAndAdvance(
     const parents: string[] = [];
     const sealed = await withTransaction(context.services.pool, async (tx) => {
       parents.length = 0; // a retried transaction starts over
+      // The same row lock as ever, first in the transaction; the seal never reads the history
+      // (appendThreadHistory appends in the database), so the lock reads the state only.
       const thread = await lockThreadOr404(tx, run.workspace_id, run.thread_id);
       // The run's final step (its items and checkpoint pointer) commits in this transaction,
       // before the seal: fenced by the attempt like any step (RUNS.md 2, 3); fenced out, nothing
@@ -110,6 +112,8 @@ export function sealAndAdvance(
       }
       await inTransaction?.(tx, done);
       for (const hook of context.sealHooks) await hook(tx, done, context.services);
+      // The thread as this transaction leaves it, for thread.changed (already locked above:
+      // this re-reads the state, with the appended history's new message_count).
       events.thread((await lockThread(tx, run.workspace_id, thread.id))!);
       return done;
     });

@@ -12,15 +12,15 @@ import {
   updateEntry,
   type InboxEntry,
   type RunRow,
-  type ThreadRow,
+  type ThreadState,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_ACCEPTED, effectiveConfig, runMountInputs, type RunOptions } from '../engine/index.js';
 
 export interface StartedRun {
   run: RunRow;
   entry: InboxEntry;
-  /** The thread after the run took it. */
-  thread: ThreadRow;
+  /** The thread after the run took it (without its history). */
+  thread: ThreadState;
 }
 
 export type ResolvedRevision = Awaited<ReturnType<typeof resolveAgentRevision>>;
@@ -33,7 +33,7 @@ export type ResolvedRevision = Awaited<ReturnType<typeof resolveAgentRevision>>;
  */
 export async function startRunForEntry(
   tx: pg.PoolClient,
-  thread: ThreadRow,
+  thread: ThreadState,
   entry: InboxEntry,
   maxAttempts: number,
   resolved?: ResolvedRevision,

@@ -21,7 +21,7 @@ import {
   takePositions,
   type OutboxHandler,
   type RunRow,
-  type ThreadRow,
+  type ThreadState,
 } from '../../runtime/index.js';
 import { engineFor, type EngineContext } from '../engine/index.js';
 import { resumeRun } from './resume-run.js';
@@ -101,7 +101,7 @@ export async function startSubagentChildren(context: EngineContext, tx: pg.PoolC
  * A run of a child thread ended: queue the news for its parent in the same transaction as the
  * seal (spec 8: the outbox row commits with the change it announces).
  */
-export async function announceChildResult(tx: pg.PoolClient, thread: ThreadRow, sealed: RunRow): Promise<string | null> {
+export async function announceChildResult(tx: pg.PoolClient, thread: ThreadState, sealed: RunRow): Promise<string | null> {
   if (thread.origin !== 'subagent' || !thread.origin_run_id || !TERMINAL.has(sealed.status)) return null;
   await insertOutboxRow(tx, { kind: 'child_result', workspace_id: sealed.workspace_id, payload: { parent_run_id: thread.origin_run_id, child_thread_id: thread.id, child_run_id: sealed.id } });
   return thread.origin_run_id;
@@ -121,7 +121,7 @@ export function deliverChildResultSoon(context: EngineContext, parentRunId: stri
 type CallAnswer = { status: 'returned' | 'error'; value: unknown };
 
 /** The answer of one child thread, or null while it has not ended. */
-async function childAnswer(context: EngineContext, thread: ThreadRow): Promise<CallAnswer | null> {
+async function childAnswer(context: EngineContext, thread: ThreadState): Promise<CallAnswer | null> {
   const runId = thread.last_run_id;
   if (thread.current_run_id !== null) return null;
   if (!runId) {
@@ -177,6 +177,6 @@ export const childResultHandler: OutboxHandler = async (row, { services }) => {
 };
 
 /** The child threads of a run (for cancellation and the items page's observer). */
-export function childThreads(context: EngineContext, run: RunRow): Promise<ThreadRow[]> {
+export function childThreads(context: EngineContext, run: RunRow): Promise<ThreadState[]> {
   return subagentThreadsOf(context.services.pool, run.workspace_id, run.id);
 }

@@ -1,4 +1,4 @@
-import { entryView, runView, threadView, type InboxEntry, type RunRow, type StreamEvent, type ThreadRow } from '../../runtime/index.js';
+import { entryView, runView, threadEventView, type InboxEntry, type RunRow, type StreamEvent, type ThreadState } from '../../runtime/index.js';
 import type { EngineContext } from '../engine/index.js';
 
 /** Collects a thread operation's stream events; they are published after the transaction commits. */
@@ -15,8 +15,13 @@ export class ThreadEvents {
     return this;
   }
 
-  thread(thread: ThreadRow): this {
-    this.events.push({ type: 'thread.changed', thread: threadView(thread) as unknown as Record<string, unknown> });
+  /**
+   * thread.changed carries the thread without message_history, with message_count: the event
+   * goes to every subscriber at every POST that starts a run and every seal, and a client
+   * that wants the history GETs the thread (README, "Streaming").
+   */
+  thread(thread: ThreadState): this {
+    this.events.push({ type: 'thread.changed', thread: threadEventView(thread) as unknown as Record<string, unknown> });
     return this;
   }
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AppError, entryView, getEntry, getThread, listEntries, runView, threadView, type InboxEntry } from '../../runtime/index.js';
+import { AppError, entryView, getEntry, getThreadState, listEntries, runView, threadView, type InboxEntry } from '../../runtime/index.js';
 import { engineFor, enqueueInput, RunOptions, withdrawEntry, type ThreadResult } from '../../actors/index.js';
 import { defineRoute, type ApiResult, type ApiRouteSpec } from '../framework/index.js';
 import { Cursor, EntryRunThread, ErrorBody, InboxEntryView, InputPayload, Limit, ListOf } from '../schemas/index.js';
@@ -66,7 +66,7 @@ export function inboxRoutes(): ApiRouteSpec[] {
       query: Type.Object({ limit: Limit(200, 50), cursor: Cursor }),
       responses: { 200: { description: 'entries', schema: ListOf(InboxEntryView) } },
       handler: async ({ services, workspaceId, params, query, cursors }) => {
-        const thread = await getThread(services.pool, workspaceId, params.thread_id);
+        const thread = await getThreadState(services.pool, workspaceId, params.thread_id);
         if (!thread) throw new AppError('not_found', 'thread not found');
         const limit = query.limit ?? 50;
         const rows = await listEntries(services.pool, thread.id, { afterPosition: cursors.decode(query.cursor, { p: 'count' })?.p, limit: limit + 1 });

@@ -93,7 +93,8 @@ export function sessionRoutes(): ApiRouteSpec[] {
         return ctx.transaction(async (tx) => {
           const thread = await insertThread(tx, { id: newId(ID_PREFIX.thread), workspace_id: ctx.workspaceId, session_id: ctx.params.session_id, labels: ctx.body?.labels ?? {}, mcp_headers: mcpHeaders });
           await insertAuditEvent(tx, { workspace_id: ctx.workspaceId, actor_id: ctx.principal.id, action: 'thread.created', resource_type: 'thread', resource_id: thread.id, request_id: ctx.requestId });
-          return { status: 201, body: threadView(thread), etag: thread };
+          // A new thread's history is empty (this route takes none); insertThread does not read it back.
+          return { status: 201, body: threadView({ ...thread, message_history: [] }), etag: thread };
         });
       },
     }),

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AppError, STREAM_MAX_ID, STREAM_START_ID, authenticate, getThread, isStreamId, type Services, type StreamBus } from '../../runtime/index.js';
+import { AppError, STREAM_MAX_ID, STREAM_START_ID, authenticate, getThreadState, isStreamId, type Services, type StreamBus } from '../../runtime/index.js';
 import { checkHeaderValues, decodeComponent, parseQuery, type RateLimiter } from '../framework/index.js';
 import { WS_PROTOCOL, type WsFormat } from './stream-frames.js';
 
@@ -99,7 +99,7 @@ export async function admitStream(services: Services, bus: StreamBus, limiter: R
   const after = resumePoint(input.lastEventId, input.query);
   if (!THREAD_ID.test(threadId)) throw new AppError('not_found', 'thread not found');
   const workspaceId = principal.workspace_id ?? '';
-  const thread = await getThread(services.pool, workspaceId, threadId);
+  const thread = await getThreadState(services.pool, workspaceId, threadId);
   if (!thread) throw new AppError('not_found', 'thread not found');
   if (services.kv.state() !== 'ready') {
     throw new AppError('unavailable', 'live thread streams are paused while the key-value store is unavailable; items remain readable', { headers: { 'retry-after': '5' } });

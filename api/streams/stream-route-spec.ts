@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../runtime/index.js';
 import { defineRoute, type ApiRouteSpec } from '../framework/index.js';
-import { ErrorBody, InboxEntryView, RunItemView, RunView, ThreadView } from '../schemas/index.js';
+import { ErrorBody, InboxEntryView, RunItemView, RunView, ThreadStreamView } from '../schemas/index.js';
 import { StreamId, StreamQuery } from './stream-access.js';
 import { SSE_RETRY_MS, WS_PROTOCOL } from './stream-frames.js';
 import { STREAM_ROUTE } from './stream-log.js';
@@ -24,7 +24,10 @@ export const StreamEventDoc = Type.Union(
       { description: 'a new attempt restarts the tail at `ordinal`: discard uncommitted items from there on' },
     ),
     Type.Object({ type: Type.Literal('entry.changed'), entry_id: Type.String(), status: Type.String(), entry: InboxEntryView }, { description: 'an inbox entry of the thread changed' }),
-    Type.Object({ type: Type.Literal('thread.changed'), thread: ThreadView }, { description: 'the thread changed' }),
+    Type.Object(
+      { type: Type.Literal('thread.changed'), thread: ThreadStreamView },
+      { description: 'the thread changed: its view without message_history, with message_count; GET /threads/{id} for the history' },
+    ),
     Type.Object({ type: Type.Literal('stream.live'), after: StreamId }, { description: 'control: the subscription is established; every event after `after` follows, in order (no id)' }),
     Type.Object(
       { type: Type.Literal('stream.reset'), reason: Type.Literal('trimmed'), message: Type.String() },

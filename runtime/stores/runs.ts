@@ -86,7 +86,7 @@ export async function insertRun(
        parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal,
        memory_mounts, memory_sources, history_start)
      values ($1, $2, $3, $4, $5, $6, $7, 'accepted', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $23, $24,
-       (select jsonb_array_length(message_history) from threads where id = $4)) returning *)
+       (select message_count from threads where id = $4)) returning *)
      select inserted.* from inserted
        left join lateral (select pg_notify($22, inserted.id) where $22::text is not null) notified on true`,
     [
@@ -153,9 +153,12 @@ export async function setResumedBy(db: Queryable, runId: string, successorId: st
   return result.rowCount === 1;
 }
 
-/** Records how far the thread's history reached when the run sealed (caller holds the thread lock). */
+/**
+ * Records how far the thread's history reached when the run sealed (caller holds the thread lock).
+ * message_count is the history's length (trigger of migration 0017): the history is not read.
+ */
 export async function setHistoryEnd(db: Queryable, runId: string): Promise<void> {
-  await db.query(`update runs set history_end = (select jsonb_array_length(t.message_history) from threads t where t.id = runs.thread_id) where id = $1`, [runId]);
+  await db.query(`update runs set history_end = (select t.message_count from threads t where t.id = runs.thread_id) where id = $1`, [runId]);
 }
 
 /**

@@ -20,11 +20,28 @@ export interface Thread {
   version: number;
 }
 
-export interface ThreadRow extends Thread {
+/**
+ * A thread as the thread actor's lock and update statements read it: every column but
+ * message_history, and the history's length (message_count, kept by a trigger, migration 0017).
+ * The history is the one column that grows without bound (1.1 MB at 2,000 messages); the actor
+ * locks the row for every operation and none but fork and the attempt's start read the history,
+ * so those statements leave it in the table (bench/RESULTS.md, lever 5).
+ */
+export interface ThreadState extends Omit<Thread, 'message_history'> {
+  message_count: number;
   next_position: number;
 }
 
-export const mapThread = (row: Record<string, unknown>): ThreadRow => ({
+/** The whole row, history included (GET /threads/{id}, the responses that carry a thread, fork, the attempt's start). */
+export interface ThreadRow extends ThreadState {
+  message_history: Array<Record<string, unknown>>;
+}
+
+/** The select list of ThreadState: every column but message_history. */
+const STATE_COLUMNS = `id, workspace_id, session_id, labels, current_run_id, last_run_id, origin, origin_run_id, origin_thread_id,
+  origin_tool_call_id, subagent, mcp_headers, message_count, archived_at, created_at, updated_at, version, next_position`;
+
+export const mapThreadState = (row: Record<string, unknown>): ThreadState => ({
   id: row.id as string,
   workspace_id: row.workspace_id as string,
   session_id: row.session_id as string,
@@ -37,7 +54,7 @@ export const mapThread = (row: Record<string, unknown>): ThreadRow => ({
   origin_tool_call_id: (row.origin_tool_call_id as string | null) ?? null,
   subagent: (row.subagent as string | null) ?? null,
   mcp_headers: row.mcp_headers as Record<string, Record<string, string>>,
-  message_history: row.message_history as Array<Record<string, unknown>>,
+  message_count: row.message_count as number,
   archived_at: toIso(row.archived_at),
   created_at: toIso(row.created_at)!,
   updated_at: toIso(row.updated_at)!,
@@ -45,9 +62,23 @@ export const mapThread = (row: Record<string, unknown>): ThreadRow => ({
   next_position: row.next_position as number,
 });
 
-/** The API view (the position counter is internal). */
+export const mapThread = (row: Record<string, unknown>): ThreadRow => ({
+  ...mapThreadState(row),
+  message_history: row.message_history as Array<Record<string, unknown>>,
+});
+
+/** The API view (the position counter is internal; the spec's thread has no message_count). */
 export function threadView(thread: ThreadRow): Thread {
-  const { next_position: _internal, ...view } = thread;
+  const { next_position: _internal, message_count: _count, ...view } = thread;
+  return view;
+}
+
+/** The thread as a thread.changed stream event carries it: the view without the history, with its length. */
+export type ThreadEventView = Omit<Thread, 'message_history'> & { message_count: number };
+
+export function threadEventView(thread: ThreadState): ThreadEventView {
+  // A full ThreadRow passed here must not carry its history into the event.
+  const { next_position: _internal, message_history: _history, ...view } = thread as ThreadState & { message_history?: unknown };
   return view;
 }
 
@@ -67,19 +98,20 @@ export async function insertThread(
     /** Per connection id, headers sent to that connection's MCP server (spec 2.7). */
     mcp_headers?: Record<string, Record<string, string>>;
   },
-): Promise<ThreadRow> {
+): Promise<ThreadState> {
+  // Returns the state, not the history it was just given (a fork's copy can be large).
   const result = await db.query(
     `insert into threads (id, workspace_id, session_id, labels, origin, origin_run_id, origin_thread_id, origin_tool_call_id, subagent, message_history, mcp_headers)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning *`,
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) returning ${STATE_COLUMNS}`,
     [row.id, row.workspace_id, row.session_id, JSON.stringify(row.labels), row.origin ?? 'new', row.origin_run_id ?? null, row.origin_thread_id ?? null, row.origin_tool_call_id ?? null, row.subagent ?? null, JSON.stringify(row.message_history ?? []), JSON.stringify(row.mcp_headers ?? {})],
   );
-  return mapThread(result.rows[0]);
+  return mapThreadState(result.rows[0]);
 }
 
 /** The child threads a run started for its subagent calls (origin subagent), oldest first. */
-export async function subagentThreadsOf(db: Queryable, workspaceId: string, runId: string): Promise<ThreadRow[]> {
-  const result = await db.query(`select * from threads where workspace_id = $1 and origin_run_id = $2 and origin = 'subagent' order by created_at, id`, [workspaceId, runId]);
-  return result.rows.map(mapThread);
+export async function subagentThreadsOf(db: Queryable, workspaceId: string, runId: string): Promise<ThreadState[]> {
+  const result = await db.query(`select ${STATE_COLUMNS} from threads where workspace_id = $1 and origin_run_id = $2 and origin = 'subagent' order by created_at, id`, [workspaceId, runId]);
+  return result.rows.map(mapThreadState);
 }
 
 export async function getThread(db: Queryable, workspaceId: string, id: string): Promise<ThreadRow | null> {
@@ -87,14 +119,22 @@ export async function getThread(db: Queryable, workspaceId: string, id: string):
   return result.rows[0] ? mapThread(result.rows[0]) : null;
 }
 
+/** The thread without its history (stream access, the attempt's connections: they need neither). */
+export async function getThreadState(db: Queryable, workspaceId: string, id: string): Promise<ThreadState | null> {
+  const result = await db.query(`select ${STATE_COLUMNS} from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  return result.rows[0] ? mapThreadState(result.rows[0]) : null;
+}
+
 /**
  * Locks the thread row for the rest of the transaction. Every write to a thread's inbox, its
  * current run and its history happens under this lock (the thread actor's single-writer
- * rule across processes): two processes never interleave writes to one thread.
+ * rule across processes): two processes never interleave writes to one thread. `for update`
+ * locks the whole row whatever the select list: leaving message_history out changes what is
+ * read, not what is locked. A caller that needs the history reads it with getThread.
  */
-export async function lockThread(db: Queryable, workspaceId: string, id: string): Promise<ThreadRow | null> {
-  const result = await db.query(`select * from threads where workspace_id = $1 and id = $2 for update`, [workspaceId, id]);
-  return result.rows[0] ? mapThread(result.rows[0]) : null;
+export async function lockThread(db: Queryable, workspaceId: string, id: string): Promise<ThreadState | null> {
+  const result = await db.query(`select ${STATE_COLUMNS} from threads where workspace_id = $1 and id = $2 for update`, [workspaceId, id]);
+  return result.rows[0] ? mapThreadState(result.rows[0]) : null;
 }
 
 export async function listThreads(db: Queryable, workspaceId: string, sessionId: string, page: { after?: string | undefined; limit: number }): Promise<ThreadRow[]> {
@@ -107,13 +147,14 @@ export async function listThreads(db: Queryable, workspaceId: string, sessionId:
 
 /**
  * Locks the thread row and takes its next inbox position in one statement (the UPDATE takes
- * the same row lock lockThread does). Returns the thread as it is after the increment, and
- * the position taken; null when the thread is missing or in another workspace.
+ * the same row lock lockThread does; the returning list, without message_history, does not
+ * change which row is locked). Returns the thread as it is after the increment, and the
+ * position taken; null when the thread is missing or in another workspace.
  */
-export async function lockThreadTakingPosition(db: Queryable, workspaceId: string, id: string): Promise<{ thread: ThreadRow; position: number } | null> {
-  const result = await db.query(`update threads set next_position = next_position + 1 where workspace_id = $1 and id = $2 returning *`, [workspaceId, id]);
+export async function lockThreadTakingPosition(db: Queryable, workspaceId: string, id: string): Promise<{ thread: ThreadState; position: number } | null> {
+  const result = await db.query(`update threads set next_position = next_position + 1 where workspace_id = $1 and id = $2 returning ${STATE_COLUMNS}`, [workspaceId, id]);
   if (!result.rows[0]) return null;
-  const thread = mapThread(result.rows[0]);
+  const thread = mapThreadState(result.rows[0]);
   return { thread, position: thread.next_position - 1 };
 }
 
@@ -127,15 +168,18 @@ export async function takePositions(db: Queryable, threadId: string, count: numb
 }
 
 /** Sets which run holds the thread (caller holds the thread lock); returns the thread after. */
-export async function setThreadRuns(db: Queryable, threadId: string, current: string | null, last?: string): Promise<ThreadRow> {
+export async function setThreadRuns(db: Queryable, threadId: string, current: string | null, last?: string): Promise<ThreadState> {
   const result = await db.query(
-    `update threads set current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1 where id = $1 returning *`,
+    `update threads set current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1 where id = $1 returning ${STATE_COLUMNS}`,
     [threadId, current, last ?? null],
   );
-  return mapThread(result.rows[0]);
+  return mapThreadState(result.rows[0]);
 }
 
-/** Appends a sealed run's messages to the thread's conversation (caller holds the thread lock). */
+/**
+ * Appends a sealed run's messages to the thread's conversation (caller holds the thread lock).
+ * Nothing is read back; the trigger of migration 0017 moves message_count with the array.
+ */
 export async function appendThreadHistory(db: Queryable, threadId: string, messages: unknown[]): Promise<void> {
   if (messages.length === 0) return;
   await db.query(`update threads set message_history = message_history || $2::jsonb where id = $1`, [threadId, JSON.stringify(messages)]);

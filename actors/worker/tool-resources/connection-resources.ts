@@ -4,14 +4,14 @@
 // provider or a URL the endpoint policy refuses fails the attempt with its code before any
 // model request. No credential or token goes into the start message: the attempt asks for
 // the headers of each request (host request connection.authorize).
-import { AppError, connectionFailureCode, connectionTarget, getThread, type RunRow, type Services } from '../../../runtime/index.js';
+import { AppError, connectionFailureCode, connectionTarget, getThreadState, type RunRow, type Services } from '../../../runtime/index.js';
 import type { ConnectionsResource } from '../../attempt/index.js';
 
 export async function prepareConnections(services: Services, run: RunRow): Promise<ConnectionsResource | null> {
   const entries = (run.config.connection_tools as Array<{ connection_id: string }> | undefined) ?? [];
   if (entries.length === 0) return null;
   const policy = { allowedHttpOrigins: services.config.providers.allowed_http_origins };
-  const thread = await getThread(services.pool, run.workspace_id, run.thread_id);
+  const thread = await getThreadState(services.pool, run.workspace_id, run.thread_id);
   const connections = await Promise.all(
     entries.map(async ({ connection_id }) => {
       try {

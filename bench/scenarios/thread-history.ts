@@ -1,0 +1,97 @@
+// Scenario: what a long thread costs (RESULTS.md, "Levers, session 3: database", lever 5). One
+// `all` process and an instant model (8 tokens). For each history size (0, 200 and 2,000
+// messages by default; BENCH_HISTORY_SIZES="0,200,2000"), fresh threads whose message_history
+// is set beforehand by one UPDATE (alternating user and assistant messages of ~500 characters,
+// the shape the attempt appends: ~100 KB at 200 messages, ~1.1 MB at 2,000), then one run at a
+// time as in run-latency: t0 just before POST /threads/{id}/inbox, the POST's 201, the first
+// item.delta and run.status completed, timestamped when the thread stream delivers them.
+// BENCH_HISTORY_SAMPLES (default 15) timed runs per size after 3 warm-up runs; --seconds is
+// not used (a fixed count keeps the sizes comparable under a varying load).
+import { startModelServer } from '../model-server.js';
+import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
+import { prepareServiceEnv, queryRows, startServiceProcess } from '../service-harness.js';
+import { createThreads, postMessage, seedWorkspace, type SeededWorkspace } from '../service-seed.js';
+import { watchThread } from '../thread-stream.js';
+
+const TOKENS = 8;
+const WARMUP_RUNS = 3;
+const EVENT_TIMEOUT_MS = 30_000;
+const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(11).slice(0, 480);
+
+/** A conversation of `count` messages as runs leave it in message_history. */
+export function seededHistory(count: number): Array<Record<string, unknown>> {
+  return Array.from({ length: count }, (_, i) =>
+    i % 2 === 0 ? { role: 'user', content: [{ type: 'text', text: `${i} ${TEXT}` }] } : { role: 'assistant', content: `${i} ${TEXT}` },
+  );
+}
+
+interface Sample {
+  readonly post: number;
+  readonly delta: number;
+  readonly completed: number;
+}
+
+async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: string; prefix: string }, threadId: string): Promise<Sample> {
+  const watch = await watchThread(ctx, seed, kv, threadId);
+  try {
+    const t0 = performance.now();
+    const { runId } = await postMessage(seed, threadId, 'Say something short.');
+    const posted = performance.now();
+    if (!runId) throw new Error('the inbox answered without a run on an idle thread');
+    const delta = await watch.next((e) => e.type === 'item.delta' && e.run_id === runId, EVENT_TIMEOUT_MS);
+    const done = await watch.next((e) => e.type === 'run.status' && e.run_id === runId && e.status !== 'accepted' && e.status !== 'running', EVENT_TIMEOUT_MS);
+    if (done.status !== 'completed') throw new Error(`run ${runId} ended ${done.status}`);
+    return { post: posted - t0, delta: delta.at - t0, completed: done.at - t0 };
+  } finally {
+    watch.close();
+  }
+}
+
+function sizesFromEnv(): number[] {
+  const raw = process.env.BENCH_HISTORY_SIZES ?? '0,200,2000';
+  return raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n >= 0);
+}
+
+async function run(ctx: BenchContext): Promise<Figures> {
+  const samplesPerSize = Number(process.env.BENCH_HISTORY_SAMPLES ?? 15);
+  const model = await startModelServer({ tokens_per_response: TOKENS, token_delay_ms: 0 });
+  ctx.onCleanup(() => model.close());
+  const env = await prepareServiceEnv(ctx);
+  const service = await startServiceProcess(ctx, env, 'all', {
+    SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
+    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
+  });
+  const seed = await seedWorkspace(ctx, env, service.url, model.url);
+  const kv = { url: env.redisUrl, prefix: env.kvPrefix };
+  const figures: Figures = { model_tokens: TOKENS, samples_per_size: samplesPerSize };
+  for (const size of sizesFromEnv()) {
+    // Seeded outside the timed intervals: every thread of this size gets the same history.
+    const threads = await createThreads(seed, WARMUP_RUNS + samplesPerSize);
+    await queryRows(env.databaseUrl, `update threads set message_history = $2::jsonb where id = any($1::text[])`, [threads, JSON.stringify(seededHistory(size))]);
+    const [{ bytes } = { bytes: 0 }] = await queryRows<{ bytes: number }>(env.databaseUrl, `select octet_length(message_history::text) as bytes from threads where id = $1`, [threads[0]]);
+    const samples: Sample[] = [];
+    for (const [i, threadId] of threads.entries()) {
+      if (ctx.signal.aborted) break;
+      const sample = await oneRun(ctx, seed, kv, threadId);
+      if (i >= WARMUP_RUNS) samples.push(sample);
+    }
+    const put = (pick: (s: Sample) => number, name: string): void => {
+      const s = summarizeLatency(samples.map(pick));
+      figures[`h${size}_${name}_p50_ms`] = s.p50_ms;
+      figures[`h${size}_${name}_p99_ms`] = s.p99_ms;
+    };
+    figures[`h${size}_history_bytes`] = bytes;
+    figures[`h${size}_runs`] = samples.length;
+    put((s) => s.post, 'post_201');
+    put((s) => s.delta, 'post_to_first_delta');
+    put((s) => s.completed, 'post_to_completed');
+  }
+  return figures;
+}
+
+export const threadHistory: Scenario = {
+  name: 'thread-history',
+  kind: 'scenario',
+  budgetSeconds: () => 600,
+  run,
+};
