@@ -322,10 +322,21 @@ export class AttemptRunner {
     }
   }
 
-  private loseLease(): void {
+  /**
+   * The worker's session lock is gone (WorkerHost.sessionLost): the run is being requeued. Taken
+   * through the ordered queue like a lease renewal's answer, so it never interleaves with a step
+   * commit or seal in progress (one that commits first simply stands: it was still fenced).
+   */
+  sessionLost(): void {
+    this.enqueue(async () => {
+      if (!this.finished) this.loseLease('worker session lost: aborting the attempt, writing nothing more');
+    });
+  }
+
+  private loseLease(reason = 'lease lost: aborting the attempt, writing nothing more'): void {
     if (this.lost) return;
     this.lost = true;
-    this.context.services.logger.warn({ run_id: this.run.id, attempt_id: this.attemptId }, 'lease lost: aborting the attempt, writing nothing more');
+    this.context.services.logger.warn({ run_id: this.run.id, attempt_id: this.attemptId }, reason);
     this.cancel();
     this.end();
   }

@@ -15,7 +15,8 @@ const MAX_RETRY_MS = 10_000;
  * `prepare` runs on every new connection before LISTEN; the worker host takes its session
  * lock there (runtime worker-sessions.ts), which ties its liveness to this connection. A
  * prepare that answers false counts as a failed connect (retried with backoff); `ready` is
- * true only between a successful prepare and the loss of that connection.
+ * true only between a successful prepare and the loss of that connection, and `onLost` runs
+ * once when a prepared connection is lost (for the worker host: its session lock is gone).
  */
 export class NotificationListener {
   private client: pg.Client | null = null;
@@ -30,6 +31,7 @@ export class NotificationListener {
     private readonly logger: Logger,
     private readonly onConnected: () => void = () => undefined,
     private readonly prepare: (client: pg.Client) => Promise<boolean> = async () => true,
+    private readonly onLost: () => void = () => undefined,
   ) {}
 
   private prepared: pg.Client | null = null;
@@ -70,7 +72,10 @@ export class NotificationListener {
 
   private reconnect(failed: pg.Client): void {
     if (this.client === failed) this.client = null;
-    if (this.prepared === failed) this.prepared = null;
+    if (this.prepared === failed) {
+      this.prepared = null;
+      this.onLost();
+    }
     failed.removeAllListeners('end');
     failed.removeAllListeners('notification');
     void failed.end().catch(() => undefined);

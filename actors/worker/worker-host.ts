@@ -49,7 +49,7 @@ export class WorkerHost implements Stoppable {
     // The LISTEN connection also carries this worker's session lock (holdWorkerSession): when
     // the process dies, the lock goes with the connection and expire_leases requeues its runs
     // at once rather than after their leases.
-    this.listener = new NotificationListener(databaseUrl, [CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER], (channel, payload) => this.onNotify(channel, payload), context.services.logger, () => this.catchUp(), (client) => holdWorkerSession(client, this.id));
+    this.listener = new NotificationListener(databaseUrl, [CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER], (channel, payload) => this.onNotify(channel, payload), context.services.logger, () => this.catchUp(), (client) => holdWorkerSession(client, this.id), () => this.sessionLost());
   }
 
   get services(): Services {
@@ -115,6 +115,20 @@ export class WorkerHost implements Stoppable {
     if (!runner) return;
     if (channel === CHANNEL_RUN_CANCEL) runner.cancel();
     else if (channel === CHANNEL_STEER) this.steer(runner);
+  }
+
+  /**
+   * The LISTEN connection, and with it this worker's session lock, is gone: the control's
+   * lost-worker scan requeues this worker's runs within worker.liveness_scan_ms (or, if the
+   * server still holds the old session, expire_leases does at lease end). Every attempt here is
+   * therefore ended at once as if its lease were lost, writing and publishing nothing more, so
+   * that no attempt streams beside its successor; the claim loop stays off until the lock is
+   * held again (claim() checks listener.ready).
+   */
+  private sessionLost(): void {
+    if (this.stopping || this.running.size === 0) return;
+    this.services.logger.warn({ worker_id: this.id, attempts: this.running.size }, 'worker session lost: ending this worker\'s attempts; their runs are requeued');
+    for (const runner of this.running.values()) runner.sessionLost();
   }
 
   private catchUp(): void {

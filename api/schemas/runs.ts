@@ -22,49 +22,31 @@ export const SessionView = Type.Object(
   { $id: 'Session' },
 );
 
-export const ThreadView = Type.Object(
-  {
-    id: Type.String(),
-    workspace_id: Type.String(),
-    session_id: Type.String(),
-    labels: Labels,
-    current_run_id: Str,
-    last_run_id: Str,
-    origin: Type.String(),
-    origin_run_id: Str,
-    origin_thread_id: Str,
-    origin_tool_call_id: Str,
-    subagent: Str,
-    mcp_headers: Type.Record(Type.String(), Type.Record(Type.String(), Type.String())),
-    message_history: Type.Array(Any),
-    archived_at: NullableTimestamp,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    version: Type.Integer(),
-  },
-  { $id: 'Thread' },
-);
+// The thread's fields around its history, shared by the resource view and the stream's view.
+const threadHead = {
+  id: Type.String(),
+  workspace_id: Type.String(),
+  session_id: Type.String(),
+  labels: Labels,
+  current_run_id: Str,
+  last_run_id: Str,
+  origin: Type.String(),
+  origin_run_id: Str,
+  origin_thread_id: Str,
+  origin_tool_call_id: Str,
+  subagent: Str,
+  mcp_headers: Type.Record(Type.String(), Type.Record(Type.String(), Type.String())),
+};
+const threadTail = { archived_at: NullableTimestamp, created_at: Timestamp, updated_at: Timestamp, version: Type.Integer() };
+
+export const ThreadView = Type.Object({ ...threadHead, message_history: Type.Array(Any), ...threadTail }, { $id: 'Thread' });
 
 /** The thread as a thread.changed stream event carries it: no message_history (it can be megabytes), its length instead. */
 export const ThreadStreamView = Type.Object(
   {
-    id: Type.String(),
-    workspace_id: Type.String(),
-    session_id: Type.String(),
-    labels: Labels,
-    current_run_id: Str,
-    last_run_id: Str,
-    origin: Type.String(),
-    origin_run_id: Str,
-    origin_thread_id: Str,
-    origin_tool_call_id: Str,
-    subagent: Str,
-    mcp_headers: Type.Record(Type.String(), Type.Record(Type.String(), Type.String())),
+    ...threadHead,
     message_count: Type.Integer({ minimum: 0, description: 'how many messages message_history holds; GET /threads/{id} for the history itself' }),
-    archived_at: NullableTimestamp,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    version: Type.Integer(),
+    ...threadTail,
   },
   { $id: 'ThreadStreamView', description: 'the thread without message_history, with message_count (GET /threads/{id} for the history)' },
 );

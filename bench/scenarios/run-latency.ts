@@ -17,14 +17,15 @@ const MAX_SAMPLES = 2_000;
 const THREAD_BATCH = 50;
 const EVENT_TIMEOUT_MS = 15_000;
 
-interface Sample {
+export interface Sample {
   readonly post: number;
   readonly started: number;
   readonly delta: number;
   readonly completed: number;
 }
 
-async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: string; prefix: string }, threadId: string): Promise<Sample & { source: StreamSource }> {
+/** One run on an idle thread: the stages this scenario measures, timestamped as the thread stream delivers them. */
+export async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: string; prefix: string }, threadId: string): Promise<Sample & { source: StreamSource }> {
   const watch = await watchThread(ctx, seed, kv, threadId);
   try {
     const t0 = performance.now();
@@ -42,41 +43,52 @@ async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: strin
   }
 }
 
-async function run(ctx: BenchContext): Promise<Figures> {
+/** An `all` process on a scratch database with an instant model (TOKENS tokens, no delay) and a seeded workspace. */
+export async function startInstantService(ctx: BenchContext, extraEnv: Record<string, string> = {}) {
   const model = await startModelServer({ tokens_per_response: TOKENS, token_delay_ms: 0 });
   ctx.onCleanup(() => model.close());
   const env = await prepareServiceEnv(ctx);
   const service = await startServiceProcess(ctx, env, 'all', {
     SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
     SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
+    ...extraEnv,
   });
   const seed = await seedWorkspace(ctx, env, service.url, model.url);
-  const kv = { url: env.redisUrl, prefix: env.kvPrefix };
+  return { env, seed, kv: { url: env.redisUrl, prefix: env.kvPrefix } };
+}
+
+/** p50, p99 and max of each stage, named `<stage>_p50_ms` and so on. */
+function stageFigures(samples: readonly Sample[]): Figures {
+  const summary = (pick: (s: Sample) => number, prefix: string): Figures => {
+    const s = summarizeLatency(samples.map(pick));
+    return { [`${prefix}_p50_ms`]: s.p50_ms, [`${prefix}_p99_ms`]: s.p99_ms, [`${prefix}_max_ms`]: s.max_ms };
+  };
+  return {
+    ...summary((s) => s.post, 'post_201'),
+    ...summary((s) => s.started, 'post_to_first_item_started'),
+    ...summary((s) => s.delta, 'post_to_first_delta'),
+    ...summary((s) => s.completed, 'post_to_completed'),
+  };
+}
+
+async function run(ctx: BenchContext): Promise<Figures> {
+  const { seed, kv } = await startInstantService(ctx);
   const samples: Sample[] = [];
   let source: StreamSource = 'redis-xread';
   let threads: string[] = [];
-  const deadline = performance.now() + ctx.seconds * 1000;
+  // The window of --seconds starts after the warm-up runs and always holds one sample at least
+  // (a slow warm-up on a loaded machine once left it empty).
+  let deadline = Infinity;
   for (let i = 0; i < WARMUP_RUNS + MAX_SAMPLES && !ctx.signal.aborted; i++) {
-    if (i >= WARMUP_RUNS && performance.now() > deadline) break;
+    if (i === WARMUP_RUNS) deadline = performance.now() + ctx.seconds * 1000;
+    else if (i > WARMUP_RUNS && performance.now() > deadline) break;
     // Threads are created in batches between samples, never inside a timed interval.
     if (threads.length === 0) threads = await createThreads(seed, THREAD_BATCH);
     const sample = await oneRun(ctx, seed, kv, threads.pop() ?? '');
     source = sample.source;
     if (i >= WARMUP_RUNS) samples.push(sample);
   }
-  const summary = (pick: (s: Sample) => number, prefix: string): Figures => {
-    const s = summarizeLatency(samples.map(pick));
-    return { [`${prefix}_p50_ms`]: s.p50_ms, [`${prefix}_p99_ms`]: s.p99_ms, [`${prefix}_max_ms`]: s.max_ms };
-  };
-  return {
-    runs: samples.length,
-    stream_source: source,
-    model_tokens: TOKENS,
-    ...summary((s) => s.post, 'post_201'),
-    ...summary((s) => s.started, 'post_to_first_item_started'),
-    ...summary((s) => s.delta, 'post_to_first_delta'),
-    ...summary((s) => s.completed, 'post_to_completed'),
-  };
+  return { runs: samples.length, stream_source: source, model_tokens: TOKENS, ...stageFigures(samples) };
 }
 
 export const runLatency: Scenario = {
@@ -115,16 +127,7 @@ async function client(ctx: BenchContext, seed: SeededWorkspace, watch: ThreadWat
  * at once (the figure is latency under load, not queueing behind busy slots).
  */
 async function runConcurrent(ctx: BenchContext): Promise<Figures> {
-  const model = await startModelServer({ tokens_per_response: TOKENS, token_delay_ms: 0 });
-  ctx.onCleanup(() => model.close());
-  const env = await prepareServiceEnv(ctx);
-  const service = await startServiceProcess(ctx, env, 'all', {
-    SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
-    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
-    SVC_WORKER__SLOTS: String(CLIENTS),
-  });
-  const seed = await seedWorkspace(ctx, env, service.url, model.url);
-  const kv = { url: env.redisUrl, prefix: env.kvPrefix };
+  const { seed, kv } = await startInstantService(ctx, { SVC_WORKER__SLOTS: String(CLIENTS) });
   const threads = await createThreads(seed, CLIENTS);
   const watches = await Promise.all(threads.map((id) => watchThread(ctx, seed, kv, id)));
   const from = performance.now() + CONCURRENT_WARMUP_SECONDS * 1000;
@@ -132,10 +135,6 @@ async function runConcurrent(ctx: BenchContext): Promise<Figures> {
   const samples: Sample[] = [];
   await Promise.all(threads.map((id, i) => client(ctx, seed, watches[i]!, id, from, until, samples)));
   for (const w of watches) w.close();
-  const summary = (pick: (s: Sample) => number, prefix: string): Figures => {
-    const s = summarizeLatency(samples.map(pick));
-    return { [`${prefix}_p50_ms`]: s.p50_ms, [`${prefix}_p99_ms`]: s.p99_ms, [`${prefix}_max_ms`]: s.max_ms };
-  };
   return {
     clients: CLIENTS,
     worker_slots: CLIENTS,
@@ -143,10 +142,7 @@ async function runConcurrent(ctx: BenchContext): Promise<Figures> {
     runs_per_sec: Math.round((samples.length / ctx.seconds) * 10) / 10,
     stream_source: watches[0]?.source ?? 'none',
     model_tokens: TOKENS,
-    ...summary((s) => s.post, 'post_201'),
-    ...summary((s) => s.started, 'post_to_first_item_started'),
-    ...summary((s) => s.delta, 'post_to_first_delta'),
-    ...summary((s) => s.completed, 'post_to_completed'),
+    ...stageFigures(samples),
   };
 }
 

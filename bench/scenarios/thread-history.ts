@@ -7,15 +7,13 @@
 // item.delta and run.status completed, timestamped when the thread stream delivers them.
 // BENCH_HISTORY_SAMPLES (default 15) timed runs per size after 3 warm-up runs; --seconds is
 // not used (a fixed count keeps the sizes comparable under a varying load).
-import { startModelServer } from '../model-server.js';
 import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
-import { prepareServiceEnv, queryRows, startServiceProcess } from '../service-harness.js';
-import { createThreads, postMessage, seedWorkspace, type SeededWorkspace } from '../service-seed.js';
-import { watchThread } from '../thread-stream.js';
+import { queryRows } from '../service-harness.js';
+import { createThreads } from '../service-seed.js';
+import { oneRun, startInstantService, type Sample } from './run-latency.js';
 
 const TOKENS = 8;
 const WARMUP_RUNS = 3;
-const EVENT_TIMEOUT_MS = 30_000;
 const TEXT = 'The quick brown fox jumps over the lazy dog. '.repeat(11).slice(0, 480);
 
 /** A conversation of `count` messages as runs leave it in message_history. */
@@ -25,28 +23,6 @@ export function seededHistory(count: number): Array<Record<string, unknown>> {
   );
 }
 
-interface Sample {
-  readonly post: number;
-  readonly delta: number;
-  readonly completed: number;
-}
-
-async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: string; prefix: string }, threadId: string): Promise<Sample> {
-  const watch = await watchThread(ctx, seed, kv, threadId);
-  try {
-    const t0 = performance.now();
-    const { runId } = await postMessage(seed, threadId, 'Say something short.');
-    const posted = performance.now();
-    if (!runId) throw new Error('the inbox answered without a run on an idle thread');
-    const delta = await watch.next((e) => e.type === 'item.delta' && e.run_id === runId, EVENT_TIMEOUT_MS);
-    const done = await watch.next((e) => e.type === 'run.status' && e.run_id === runId && e.status !== 'accepted' && e.status !== 'running', EVENT_TIMEOUT_MS);
-    if (done.status !== 'completed') throw new Error(`run ${runId} ended ${done.status}`);
-    return { post: posted - t0, delta: delta.at - t0, completed: done.at - t0 };
-  } finally {
-    watch.close();
-  }
-}
-
 function sizesFromEnv(): number[] {
   const raw = process.env.BENCH_HISTORY_SIZES ?? '0,200,2000';
   return raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n >= 0);
@@ -54,15 +30,7 @@ function sizesFromEnv(): number[] {
 
 async function run(ctx: BenchContext): Promise<Figures> {
   const samplesPerSize = Number(process.env.BENCH_HISTORY_SAMPLES ?? 15);
-  const model = await startModelServer({ tokens_per_response: TOKENS, token_delay_ms: 0 });
-  ctx.onCleanup(() => model.close());
-  const env = await prepareServiceEnv(ctx);
-  const service = await startServiceProcess(ctx, env, 'all', {
-    SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
-    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
-  });
-  const seed = await seedWorkspace(ctx, env, service.url, model.url);
-  const kv = { url: env.redisUrl, prefix: env.kvPrefix };
+  const { env, seed, kv } = await startInstantService(ctx);
   const figures: Figures = { model_tokens: TOKENS, samples_per_size: samplesPerSize };
   for (const size of sizesFromEnv()) {
     // Seeded outside the timed intervals: every thread of this size gets the same history.

@@ -1,10 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startModelServer, type ModelScript, type ModelServer } from '../../../bench/model-server.js';
-import { runCliProcess } from '../../support/cli.js';
 import { createTestDatabase, query, type TestDatabase } from '../../support/database.js';
-import { apiKeyClient, login, seedOrganization, type Client } from '../../support/identity.js';
 import { spawnService, type ServiceProcess } from '../../support/processes.js';
+import { type Client } from '../../support/identity.js';
+import { startProcessCluster } from '../../support/process-cluster.js';
 import { until } from '../../support/run-fixture.js';
 
 // Real processes: one control process (API and sweeps) and worker processes sharing one
@@ -54,27 +54,11 @@ test.before(async () => {
   db = await createTestDatabase('crash');
   // Paced chunks: a drained attempt must finish its step while the model is still talking.
   model = await startModelServer({ token_delay_ms: 15, script: (request) => scriptFor(request.body) });
-  env = {
-    SVC_DATABASE__URL: db.url,
-    SVC_KV__URL: 'redis://127.0.0.1:6379',
-    SVC_KV__KEY_PREFIX: `crash-${db.name}:`,
-    SVC_WORKER__AUTHORITY_SECONDS: '2',
-    SVC_WORKER__POLL_SECONDS: '1',
-    SVC_WORKER__MAX_ATTEMPTS: '3',
-    SVC_CONTROL__SCAN_SECONDS: '1',
-    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
-    SVC_AUTH__RATE_LIMIT_PER_MINUTE: '0',
-  };
-  const migrated = await runCliProcess(['migrate'], { env: { SVC_DATABASE__URL: db.url } });
-  assert.is(migrated.code, 0, migrated.stderr);
-  control = await spawnService('control', env);
-  const base = `http://127.0.0.1:${control.port}`;
-  const seeded = await seedOrganization(db.url);
-  client = (await apiKeyClient(await login(base, seeded.admin.email, seeded.admin.password, seeded.workspace_id))).client;
-  const provider = await client.post('/api/v1/model-providers', { type: 'openai', name: 'local', config: { base_url: model.url }, credential: { api_key: 'k' } });
-  await client.post('/api/v1/models', { key: 'fast', provider_id: provider.body.id, model: 'mock-model', api: 'openai-chat' });
-  agentId = (await client.post('/api/v1/agents', { name: 'crashy', config: { model: 'fast', toolsets: { utilities: { enabled: true, config: {}, tools: {} } } } })).body.id;
-  sessionId = (await client.post('/api/v1/sessions', {})).body.id;
+  ({ env, control, client, agentId, sessionId } = await startProcessCluster(db, model, {
+    prefix: 'crash',
+    env: { SVC_WORKER__AUTHORITY_SECONDS: '2', SVC_WORKER__POLL_SECONDS: '1', SVC_WORKER__MAX_ATTEMPTS: '3', SVC_CONTROL__SCAN_SECONDS: '1' },
+    agent: { name: 'crashy', config: { toolsets: { utilities: { enabled: true, config: {}, tools: {} } } } },
+  }));
   await addWorker();
   await addWorker();
 });
@@ -193,8 +177,13 @@ test('kill -9 right after the model asked for a server tool and a client tool le
 });
 
 test('SIGTERM drains: the attempt finishes its step, hands off uncharged, and the run continues on another worker', async () => {
+  let landed!: () => void;
+  const drainLanded = new Promise<void>((resolve) => (landed = resolve));
   scripts.set('drain me', [
-    { type: 'tool_calls', calls: [{ id: 'call_d', name: 'echo', arguments: '{"text":"before drain"}' }], text: Array.from({ length: 40 }, () => 'slow ').join('') },
+    // The first response stays open (hold) until the SIGTERM has landed: the drain must reach
+    // the attempt while its first step is still streaming, also on a loaded machine (a paced
+    // text alone once lost that race in CI).
+    { type: 'tool_calls', calls: [{ id: 'call_d', name: 'echo', arguments: '{"text":"before drain"}' }], text: 'slow ', hold: drainLanded },
     { type: 'text', text: ['after ', 'handoff'] },
   ]);
   const before = model.requests.length;
@@ -202,6 +191,8 @@ test('SIGTERM drains: the attempt finishes its step, hands off uncharged, and th
   await until(() => model.requests.length, (n) => n > before);
   const draining = workerByPid(pidOf((await runRow(runId)).lease_owner));
   draining.kill('SIGTERM');
+  // The drain is posted to the attempt as the process handles the signal; give it a second.
+  setTimeout(landed, 1_000);
   assert.is(await draining.exited, 0, 'the worker exits cleanly after draining');
   workers.splice(workers.indexOf(draining), 1);
   await addWorker();

@@ -10,10 +10,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startModelServer, type ModelServer } from '../../../bench/model-server.js';
-import { runCliProcess } from '../../support/cli.js';
 import { createTestDatabase, query, type TestDatabase } from '../../support/database.js';
-import { apiKeyClient, login, seedOrganization, type Client } from '../../support/identity.js';
 import { spawnService, type ServiceProcess } from '../../support/processes.js';
+import { type Client } from '../../support/identity.js';
+import { startProcessCluster } from '../../support/process-cluster.js';
 import { until } from '../../support/run-fixture.js';
 
 const test = suite('actors/run-engine/crash-under-load');
@@ -32,28 +32,11 @@ test.before(async () => {
   db = await createTestDatabase('crashload');
   // Paced tokens: runs stay in flight long enough for a kill to land mid-stream.
   model = await startModelServer({ tokens_per_response: 6, token_delay_ms: 10 });
-  env = {
-    SVC_DATABASE__URL: db.url,
-    SVC_KV__URL: 'redis://127.0.0.1:6379',
-    SVC_KV__KEY_PREFIX: `crashload-${db.name}:`,
-    SVC_WORKER__AUTHORITY_SECONDS: '2',
-    SVC_WORKER__POLL_SECONDS: '1',
-    SVC_WORKER__MAX_ATTEMPTS: '6',
-    SVC_WORKER__SLOTS: '8',
-    SVC_CONTROL__SCAN_SECONDS: '1',
-    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
-    SVC_AUTH__RATE_LIMIT_PER_MINUTE: '0',
-  };
-  const migrated = await runCliProcess(['migrate'], { env: { SVC_DATABASE__URL: db.url } });
-  assert.is(migrated.code, 0, migrated.stderr);
-  control = await spawnService('control', env);
-  const base = `http://127.0.0.1:${control.port}`;
-  const seeded = await seedOrganization(db.url);
-  client = (await apiKeyClient(await login(base, seeded.admin.email, seeded.admin.password, seeded.workspace_id))).client;
-  const provider = await client.post('/api/v1/model-providers', { type: 'openai', name: 'local', config: { base_url: model.url }, credential: { api_key: 'k' } });
-  await client.post('/api/v1/models', { key: 'fast', provider_id: provider.body.id, model: 'mock-model', api: 'openai-chat' });
-  agentId = (await client.post('/api/v1/agents', { name: 'loaded', config: { model: 'fast' } })).body.id;
-  sessionId = (await client.post('/api/v1/sessions', {})).body.id;
+  ({ env, control, client, agentId, sessionId } = await startProcessCluster(db, model, {
+    prefix: 'crashload',
+    env: { SVC_WORKER__AUTHORITY_SECONDS: '2', SVC_WORKER__POLL_SECONDS: '1', SVC_WORKER__MAX_ATTEMPTS: '6', SVC_WORKER__SLOTS: '8', SVC_CONTROL__SCAN_SECONDS: '1' },
+    agent: { name: 'loaded' },
+  }));
   for (let i = 0; i < 2; i++) workers.push(await spawnService('worker', env));
 });
 test.after(async () => {

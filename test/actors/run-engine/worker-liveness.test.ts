@@ -3,10 +3,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startModelServer, type ModelScript, type ModelServer } from '../../../bench/model-server.js';
 import { forgetLostWorkerSessions } from '../../../runtime/index.js';
-import { runCliProcess } from '../../support/cli.js';
 import { createTestDatabase, query, type TestDatabase } from '../../support/database.js';
-import { apiKeyClient, login, seedOrganization, type Client } from '../../support/identity.js';
 import { spawnService, type ServiceProcess } from '../../support/processes.js';
+import { type Client } from '../../support/identity.js';
+import { startProcessCluster } from '../../support/process-cluster.js';
 import { until } from '../../support/run-fixture.js';
 
 // Real processes with the DEFAULT lease (worker.authority_seconds = 30): a worker killed with
@@ -34,23 +34,7 @@ test.before(async () => {
       return [...scripts.entries()].find(([key]) => text.includes(key))?.[1].shift();
     },
   });
-  env = {
-    SVC_DATABASE__URL: db.url,
-    SVC_KV__URL: 'redis://127.0.0.1:6379',
-    SVC_KV__KEY_PREFIX: `liveness-${db.name}:`,
-    SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
-    SVC_AUTH__RATE_LIMIT_PER_MINUTE: '0',
-  };
-  const migrated = await runCliProcess(['migrate'], { env: { SVC_DATABASE__URL: db.url } });
-  assert.is(migrated.code, 0, migrated.stderr);
-  control = await spawnService('control', env);
-  const base = `http://127.0.0.1:${control.port}`;
-  const seeded = await seedOrganization(db.url);
-  client = (await apiKeyClient(await login(base, seeded.admin.email, seeded.admin.password, seeded.workspace_id))).client;
-  const provider = await client.post('/api/v1/model-providers', { type: 'openai', name: 'local', config: { base_url: model.url }, credential: { api_key: 'k' } });
-  await client.post('/api/v1/models', { key: 'fast', provider_id: provider.body.id, model: 'mock-model', api: 'openai-chat' });
-  agentId = (await client.post('/api/v1/agents', { name: 'lively', config: { model: 'fast' } })).body.id;
-  sessionId = (await client.post('/api/v1/sessions', {})).body.id;
+  ({ env, control, client, agentId, sessionId } = await startProcessCluster(db, model, { prefix: 'liveness', agent: { name: 'lively' } }));
   workers.push(await spawnService('worker', env), await spawnService('worker', env));
 });
 test.after(async () => {
@@ -86,6 +70,36 @@ test('kill -9 of the lease holder: the run is requeued and running elsewhere bef
   assert.is(done.status, 'completed', JSON.stringify(done.failure));
   assert.is(done.output, 'taken over');
   workers.splice(workers.indexOf(victim), 1);
+});
+
+test('a worker whose database session is cut (its LISTEN connection terminated) ends its attempt at once; the run completes once, under a new attempt', async () => {
+  scripts.set('cut my session', [{ type: 'hang', after: ['partial '] }, { type: 'text', text: ['after ', 'the cut'] }]);
+  const thread = (await client.post(`/api/v1/sessions/${sessionId}/threads`, {})).body.id;
+  const before = model.requests.length;
+  const posted = await client.post(`/api/v1/threads/${thread}/inbox`, { agent_id: agentId, payload: { content: [{ type: 'text', text: 'cut my session' }] } }, { 'idempotency-key': `${thread}-cut` });
+  assert.is(posted.status, 201, JSON.stringify(posted.body));
+  const runId = posted.body.run.id as string;
+  await until(() => model.requests.length, (n) => n > before);
+  const owned = await runRow(runId);
+  const holder = workers.find((w) => w.child.pid === pidOf(owned.lease_owner))!;
+  // The worker's LISTEN connection holds its session lock (application_name svc-service:listen).
+  const cut = await query<{ pid: number }>(
+    db.url,
+    `select pg_terminate_backend(l.pid) as cut, l.pid from pg_locks l
+      where l.locktype = 'advisory' and l.objsubid = 1 and l.granted
+        and ((l.classid::bigint << 32) | l.objid::bigint) = hashtextextended('svc-worker:' || $1, 0)`,
+    [owned.lease_owner],
+  );
+  assert.ok(cut.length >= 1, 'found the worker\'s session');
+  await until(() => holder.output(), (out) => out.includes('worker session lost'), 5_000);
+  const done = await until(() => runRow(runId), (r) => r.status === 'completed' || r.status === 'failed', 20_000);
+  assert.is(done.status, 'completed', JSON.stringify(done.failure));
+  assert.is(done.output, 'after the cut');
+  assert.is(done.attempts, 2);
+  assert.is(holder.child.exitCode, null, 'the worker process lives on');
+  const attempts = await query<any>(db.url, `select number, outcome, ended_at is not null as ended from run_attempts where run_id = $1 order by number`, [runId]);
+  assert.equal(attempts.map((a) => [a.number, a.ended]), [[1, true], [2, true]]);
+  assert.is(attempts[1].outcome, 'completed');
 });
 
 test('the full expire_leases pass forgets the registration of a dead worker, and only that one', async () => {
