@@ -52,6 +52,10 @@ export interface ThreadResult {
  * holds the row lock, so this is the committed result.
  */
 export async function threadForResponse(tx: Queryable, thread: ThreadState): Promise<ThreadRow> {
+  // An empty history needs no read: message_count is the history's length, kept by a trigger on
+  // the same row this state was read from under the lock (a thread's first input, every fork
+  // that copies nothing).
+  if (thread.message_count === 0) return { ...thread, message_history: [] };
   return (await getThread(tx, thread.workspace_id, thread.id))!;
 }
 
