@@ -69,8 +69,12 @@ test('as root, a data directory below a private folder moves to a reachable plac
 test('SIGTERM to a service on the embedded default shuts down cleanly: exit 0, no warning, the server stopped', async () => {
   const directory = join(scratch(0o755), 'postgres');
   const port = await freePort();
+  // The HTTP port must differ from the database's: two free-port probes in a row may answer the
+  // same port (neither is bound in between), which once made the service's listen fail in CI.
+  let httpPort = await freePort();
+  while (httpPort === port) httpPort = await freePort();
   // Two minutes to become ready: the first start runs initdb, slow on a loaded machine.
-  const service = await spawnService('all', { SVC_DATABASE__EMBEDDED_DIRECTORY: directory, SVC_DATABASE__EMBEDDED_PORT: String(port) }, { readyTimeoutMs: 120_000 });
+  const service = await spawnService('all', { SVC_DATABASE__EMBEDDED_DIRECTORY: directory, SVC_DATABASE__EMBEDDED_PORT: String(port) }, { readyTimeoutMs: 120_000, port: httpPort });
   try {
     assert.equal(await fetch(`http://127.0.0.1:${service.port}/readyz`).then((r) => r.json()), { status: 'ready', role: 'all' });
   } finally {
