@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { readSkillFile } from '../agents/index.js';
 import { AppError } from '../errors/index.js';
-import { EnvironmentPathError, skillPackagesRoot } from '../providers/index.js';
+import { EnvironmentPathError, shellQuote, skillPackagesRoot, type EnvironmentClient, type EnvironmentInstance } from '../providers/index.js';
 import { getSkillRevision, listPlacedSkillPackages, recordPlacedSkillPackage, type EnvironmentRow } from '../stores/index.js';
 import { instanceOf, providerClient, vendorProblem, type EnvironmentRuntime } from './environment-runtime.js';
 
@@ -11,7 +11,9 @@ import { instanceOf, providerClient, vendorProblem, type EnvironmentRuntime } fr
 // folder) has its files written there through the type's own file API (the local type maps
 // /skills to a folder of its own; the vendor types upload), then is recorded in
 // environment_skill_packages, so a thread's later runs with the same revision upload nothing.
-// A package of another revision is written over the older one's files.
+// A package of another revision (or placed under another folder name) first has its older
+// folder removed, so files the new revision dropped do not linger: through the type's
+// removeTree where commands cannot write there (local), else `rm -rf` through exec.
 
 const FILE_CALL_TIMEOUT_MS = 60_000;
 
@@ -44,6 +46,10 @@ export async function placeSkillPackages(rt: EnvironmentRuntime, env: Environmen
     for (const p of missing) {
       const revision = await getSkillRevision(rt.services.pool, env.workspace_id, p.skill_id, p.revision_id);
       if (!revision) continue; // a revision the workspace lost: the run goes on without it, as in prepareSkills
+      const older = placed.find((q) => q.skill_id === p.skill_id);
+      if (older) {
+        for (const folder of new Set([older.name, p.folder])) await removeFolder(client, instance, env, posix.join(skillPackagesRoot(env.type), folder), signal);
+      }
       for (const file of revision.files) {
         const content = await readSkillFile(rt.services.objects, revision, file.path);
         const bound = AbortSignal.timeout(FILE_CALL_TIMEOUT_MS);
@@ -59,4 +65,19 @@ export async function placeSkillPackages(rt: EnvironmentRuntime, env: Environmen
     }
     return written;
   });
+}
+
+/** Removes a placed package's folder before another revision is written there. */
+async function removeFolder(client: EnvironmentClient, instance: EnvironmentInstance, env: EnvironmentRow, path: string, signal?: AbortSignal): Promise<void> {
+  const bound = AbortSignal.timeout(FILE_CALL_TIMEOUT_MS);
+  const both = signal ? AbortSignal.any([bound, signal]) : bound;
+  try {
+    if (client.removeTree) return await client.removeTree(instance, path, both);
+    const cwd = client.defaultWorkingDirectory(env.config);
+    const result = await client.exec(instance, { command: `rm -rf -- ${shellQuote(path)}`, cwd, timeout_ms: FILE_CALL_TIMEOUT_MS, output_limit: 4096 }, both);
+    if (result.exit_code !== 0) throw new EnvironmentPathError(`rm -rf ${path} exited ${result.exit_code}: ${result.stderr.text.trim()}`);
+  } catch (error) {
+    if (error instanceof EnvironmentPathError) throw new AppError('unavailable', `replacing a skill package in the environment: ${error.message}`, { details: { reason: 'refused' } });
+    throw vendorProblem(error, `remove the older skill package ${path} from the environment`);
+  }
 }

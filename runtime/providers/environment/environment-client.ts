@@ -99,6 +99,12 @@ export interface EnvironmentClient {
   writeFile(instance: EnvironmentInstance, path: string, content: Buffer, signal: AbortSignal): Promise<void>;
   /** Entries under `path` (recursively up to `maxEntries`), paths absolute. */
   listFiles(instance: EnvironmentInstance, path: string, recursive: boolean, maxEntries: number, signal: AbortSignal): Promise<FileEntry[]>;
+  /**
+   * Removes a folder and everything in it; a missing one is no error. Only where commands
+   * cannot do it (local: /skills is read-only inside the sandbox); elsewhere the caller runs
+   * `rm -rf` through exec.
+   */
+  removeTree?(instance: EnvironmentInstance, path: string, signal: AbortSignal): Promise<void>;
 }
 
 export type EnvironmentClientFactory = (provider: EnvironmentProviderAccess, host: EnvironmentHostSettings) => EnvironmentClient;

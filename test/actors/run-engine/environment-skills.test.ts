@@ -110,6 +110,28 @@ test('local: the pinned package is under /skills/<name>/ for the shell; placed o
   assert.is(again[0]!.placed_at.getTime(), placed[0]!.placed_at.getTime(), 'the same revision is not placed again');
 });
 
+test('local: a thread moving to another revision of the skill gets that revision alone (files it dropped are gone)', async () => {
+  const threadId = await newThread();
+  const first = await run('skills-rev-1', await agentWith(localTemplate), [call('c1', 'shell', { command: 'ls /skills/pdf-tools/scripts' }), { type: 'text', text: 'One.' }], threadId);
+  assert.is(first.status, 'completed', JSON.stringify(first.failure));
+  assert.is((await toolResults(first.id))[0].output.stdout, 'hello.sh\n');
+  const head = await f.client.get(`/api/v1/skills/${skillId}`);
+  const skillMd2 = SKILL_MD.replace('Run scripts/hello.sh first.', 'No scripts any more.');
+  const two = await f.client.post(`/api/v1/skills/${skillId}/revisions`, { files: { 'SKILL.md': skillMd2 }, make_default: false }, { 'if-match': head.headers.get('etag')! });
+  assert.is(two.status, 201, JSON.stringify(two.body));
+  const agent2 = await f.client.post('/api/v1/agents', {
+    name: `skills-rev2-${Math.random().toString(36).slice(2)}`,
+    config: { model: 'fast', default_environment_template_id: localTemplate, toolsets: { environment: { enabled: true } }, skills: [{ skill_id: skillId, revision_id: two.body.id }] },
+  });
+  assert.is(agent2.status, 201, JSON.stringify(agent2.body));
+  const second = await run('skills-rev-2', agent2.body.id, [call('c2', 'shell', { command: 'cat /skills/pdf-tools/SKILL.md; ls /skills/pdf-tools' }), { type: 'text', text: 'Two.' }], threadId);
+  assert.is(second.status, 'completed', JSON.stringify(second.failure));
+  assert.is(second.environment_mounts[0].environment_id, first.environment_mounts[0].environment_id, 'the thread\'s environment is reused');
+  assert.is((await toolResults(second.id))[0].output.stdout, `${skillMd2}SKILL.md\n`);
+  const placed = await placedRows(second.environment_mounts[0].environment_id);
+  assert.equal(placed.map((p) => [p.revision_id, p.name]), [[two.body.id, 'pdf-tools']]);
+});
+
 test('local with lazy_environment: the packages are placed when the first environment call creates the environment', async () => {
   const agentId = await agentWith(localTemplate, { lazy_environment: true });
   const done = await run('skills-lazy', agentId, [call('c1', 'shell', { command: 'ls /skills/pdf-tools /skills/pdf-tools/scripts' }), { type: 'text', text: 'Listed.' }]);
@@ -140,6 +162,28 @@ test('modal: the package is uploaded through ContainerFilesystemExec and the she
   const env = (await f.client.get(`/api/v1/environments/${done.environment_mounts[0].environment_id}`)).body;
   assert.is(modal.sandboxes.get(env.vendor_id)!.sandbox.files.get('/skills/pdf-tools/scripts/hello.sh')!.toString(), HELLO_SH);
   assert.equal((await placedRows(env.id)).map((p) => p.name), ['pdf-tools']);
+
+  // Another revision on the same thread: the older folder is removed with rm -rf in the sandbox first.
+  const head = await f.client.get(`/api/v1/skills/${skillId}`);
+  const two = await f.client.post(`/api/v1/skills/${skillId}/revisions`, { files: { 'SKILL.md': '---\nname: pdf-tools\ndescription: d\n---\nmodal two\n' }, make_default: false }, { 'if-match': head.headers.get('etag')! });
+  assert.is(two.status, 201, JSON.stringify(two.body));
+  const commands: string[] = [];
+  modal.onCommand = (command, _cwd, sandbox) => {
+    commands.push(command);
+    const rm = /^rm -rf -- '([^']+)'$/.exec(command);
+    if (rm) for (const path of [...sandbox.files.keys()]) if (path.startsWith(`${rm[1]}/`)) sandbox.files.delete(path);
+    return { exit: 0 };
+  };
+  const agent2 = await f.client.post('/api/v1/agents', {
+    name: 'skills-modal-2',
+    config: { model: 'fast', default_environment_template_id: template.body.id, toolsets: { environment: { enabled: true } }, skills: [{ skill_id: skillId, revision_id: two.body.id }] },
+  });
+  const again = await run('skills-modal-2', agent2.body.id, [{ type: 'text', text: 'Nothing to do.' }], done.thread_id);
+  assert.is(again.status, 'completed', JSON.stringify(again.failure));
+  assert.ok(commands.includes(`rm -rf -- '/skills/pdf-tools'`), JSON.stringify(commands));
+  const files = modal.sandboxes.get(env.vendor_id)!.sandbox.files;
+  assert.is(files.has('/skills/pdf-tools/scripts/hello.sh'), false, 'the dropped file is gone');
+  assert.match(files.get('/skills/pdf-tools/SKILL.md')!.toString(), /modal two/);
 });
 
 test.run();

@@ -1,6 +1,6 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EnvironmentVendorError, type EnvironmentClientFactory, type EnvironmentHostSettings, type EnvironmentInstance } from '../environment-client.js';
+import { EnvironmentPathError, EnvironmentVendorError, type EnvironmentClientFactory, type EnvironmentHostSettings, type EnvironmentInstance } from '../environment-client.js';
 import { hostPath, isUnder, listLocalFiles, readLocalFile, writeLocalFile } from './local-files.js';
 import { checkBubblewrap, runSandboxed, SANDBOX_SKILLS, SANDBOX_WORKDIR } from './local-sandbox.js';
 
@@ -101,6 +101,14 @@ export const localEnvironmentClient: EnvironmentClientFactory = (_provider, sett
       const directory = await existing(instance);
       if (isUnder(path, SANDBOX_SKILLS)) return listLocalFiles(await skillsDirectory(instance), path, recursive, maxEntries, SANDBOX_SKILLS);
       return listLocalFiles(directory, path, recursive, maxEntries);
+    },
+    async removeTree(instance, path) {
+      // A skill package's folder (the host writes /skills, commands only read it); rm does not
+      // follow links inside the tree. The skills root itself is never removed this way.
+      const root = await skillsDirectory(instance);
+      const target = hostPath(root, path, SANDBOX_SKILLS);
+      if (target === root) throw new EnvironmentPathError(`${path} is the skills folder itself`);
+      await rm(target, { recursive: true, force: true });
     },
   };
 };
