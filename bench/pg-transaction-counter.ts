@@ -64,6 +64,7 @@ function cString(body: Buffer, from: number): [string, number] {
 }
 
 export async function startTransactionCounter(target: { host: string; port: number }): Promise<TransactionCounter> {
+  const logReadOnly = process.env.BENCH_DB_COMMITS_LOG === 'all';
   const counts: TransactionCounts = { transactions: 0, writing: 0, writing_background: 0, rolled_back: 0 };
   let log: string[][] = [];
   const sockets = new Set<Socket>();
@@ -102,6 +103,8 @@ export async function startTransactionCounter(target: { host: string; port: numb
             if (rolledBack) counts.rolled_back++;
             else {
               counts.transactions++;
+              // BENCH_DB_COMMITS_LOG=all: read-only transactions are logged too (marked), for diagnosis
+              if (logReadOnly && !(wrote || (selected && texts.some((t) => ROW_LOCK.test(t)))) && !texts.every((t) => BACKGROUND.test(t))) log.push(['(read-only)', ...texts]);
               if (wrote || (selected && texts.some((t) => ROW_LOCK.test(t)))) {
                 counts.writing++;
                 if (texts.every((t) => BACKGROUND.test(t))) counts.writing_background++;

@@ -99,7 +99,7 @@ async function phaseRuns(ctx: BenchContext, seed: SeededWorkspace, env: ServiceE
   const work = await countWindow(counter, async () => {
     for (let i = 0; i < RUNS && !ctx.signal.aborted; i++) await oneRun(i);
   });
-  if (process.env.BENCH_DB_COMMITS_LOG) ctx.log(`run commits: ${JSON.stringify(counter.takeLog().slice(0, 12), null, 1)}`);
+  if (process.env.BENCH_DB_COMMITS_LOG) ctx.log(`run commits: ${JSON.stringify(counter.takeLog().slice(0, process.env.BENCH_DB_COMMITS_LOG === "all" ? 40 : 12), null, 1)}`);
   return {
     runs: RUNS,
     commits_per_run: perOp(work, idle, RUNS, foregroundWriting),
