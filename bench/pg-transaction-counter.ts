@@ -23,6 +23,14 @@ export interface TransactionCounts {
    *  schema or the outbox sender's per-kind state (BACKGROUND). */
   writing_background: number;
   rolled_back: number;
+  /** Statements answered (CommandComplete), in every transaction and outside any. */
+  statements: number;
+  /**
+   * Times a connection sent something while it had nothing outstanding: the waits for an
+   * answer before the next statement could go. Statements pipelined behind others (sent before
+   * the answers to those came) share their round trip.
+   */
+  round_trips: number;
 }
 
 export interface TransactionCounter {
@@ -30,7 +38,18 @@ export interface TransactionCounter {
   counts(): TransactionCounts;
   /** Statement texts of the foreground writing commits since the last call (for diagnosis). */
   takeLog(): string[][];
+  /**
+   * Every transaction (committed, rolled back or a lone statement) since the last call, with the
+   * round trips it took, when started with `record: true`: what tests assert about one operation.
+   */
+  takeTransactions(): RecordedTransaction[];
   close(): Promise<void>;
+}
+
+export interface RecordedTransaction {
+  statements: string[];
+  round_trips: number;
+  rolled_back: boolean;
 }
 
 const WRITE_TAG = /^(INSERT \d+|UPDATE|DELETE|MERGE|COPY) (\d+)$/;
@@ -63,10 +82,11 @@ function cString(body: Buffer, from: number): [string, number] {
   return [body.toString('utf8', from, end), end + 1];
 }
 
-export async function startTransactionCounter(target: { host: string; port: number }): Promise<TransactionCounter> {
+export async function startTransactionCounter(target: { host: string; port: number }, options: { record?: boolean } = {}): Promise<TransactionCounter> {
   const logReadOnly = process.env.BENCH_DB_COMMITS_LOG === 'all';
-  const counts: TransactionCounts = { transactions: 0, writing: 0, writing_background: 0, rolled_back: 0 };
+  const counts: TransactionCounts = { transactions: 0, writing: 0, writing_background: 0, rolled_back: 0, statements: 0, round_trips: 0 };
   let log: string[][] = [];
+  let recorded: RecordedTransaction[] = [];
   const sockets = new Set<Socket>();
 
   const onConnection = (client: Socket): void => {
@@ -80,8 +100,19 @@ export async function startTransactionCounter(target: { host: string; port: numb
     let wrote = false;
     let selected = false;
     let rolledBack = false;
+    /** Syncs and simple queries sent whose ReadyForQuery has not come back yet. */
+    let outstanding = 0;
+    let started = false;
+    /** Round trips of the transaction in progress on this connection. */
+    let txRoundTrips = 0;
     client.on('data', (chunk: Buffer) => {
+      if (started && outstanding === 0) {
+        counts.round_trips++;
+        txRoundTrips++;
+      }
+      started = true; // the startup exchange is not a statement's round trip
       fromClient.push(chunk, (type, body) => {
+        if (type === 'S' || type === 'Q') outstanding++;
         if (type === 'Q') texts.push(cString(body, 0)[0]);
         if (type === 'P') texts.push(cString(body, cString(body, 0)[1])[0]);
       });
@@ -89,9 +120,11 @@ export async function startTransactionCounter(target: { host: string; port: numb
     });
     server.on('data', (chunk: Buffer) => {
       fromServer.push(chunk, (type, body) => {
+        if (type === 'Z') outstanding = Math.max(0, outstanding - 1);
         if (type === 'C') {
           const tag = cString(body, 0)[0];
           completed++;
+          counts.statements++;
           const m = WRITE_TAG.exec(tag);
           if (m && Number(m[2]) > 0) wrote = true;
           if (/^SELECT [1-9]/.test(tag)) selected = true;
@@ -99,6 +132,8 @@ export async function startTransactionCounter(target: { host: string; port: numb
         } else if (type === 'E') {
           rolledBack = true;
         } else if (type === 'Z' && body[0] === 0x49 /* 'I' */) {
+          if (options.record && (completed > 0 || rolledBack) && outstanding === 0) recorded.push({ statements: texts, round_trips: txRoundTrips, rolled_back: rolledBack });
+          if (outstanding === 0) txRoundTrips = 0;
           if (completed > 0 || rolledBack) {
             if (rolledBack) counts.rolled_back++;
             else {
@@ -138,6 +173,11 @@ export async function startTransactionCounter(target: { host: string; port: numb
   return {
     port,
     counts: () => ({ ...counts }),
+    takeTransactions: () => {
+      const out = recorded;
+      recorded = [];
+      return out;
+    },
     takeLog: () => {
       const out = log;
       log = [];

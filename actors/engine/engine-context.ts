@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { EnvironmentRuntime, RunRow, Services, StreamBus } from '../../runtime/index.js';
+import type { EnvironmentRuntime, RunRow, Services, StreamBus, ThreadState } from '../../runtime/index.js';
 import type { ThreadActors } from './thread-actors.js';
 
 /**
@@ -7,7 +7,7 @@ import type { ThreadActors } from './thread-actors.js';
  * advance, so what it writes commits exactly when the seal does. It must not throw for a run
  * it does not concern; a failure it cannot absorb rolls the seal back.
  */
-export type SealHook = (tx: pg.PoolClient, sealed: RunRow, services: Services) => Promise<void>;
+export type SealHook = (tx: pg.PoolClient, sealed: RunRow, services: Services, thread: ThreadState) => Promise<void>;
 
 /** What the thread operations and the worker host share in one process. */
 export interface EngineContext {
@@ -24,7 +24,7 @@ export interface EngineContext {
    * itself is unchanged (committed, FOR UPDATE SKIP LOCKED, fenced by its attempt id), so a
    * run is still claimed once whoever wakes first; NOTIFY still wakes every other worker.
    */
-  readonly localClaimers: Set<() => void>;
+  readonly localClaimers: Set<(acceptedRunIds: readonly string[]) => void>;
 }
 
 // NOTIFY channels: a run became accepted (workers wake and claim), a cancel was requested (the

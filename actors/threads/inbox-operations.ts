@@ -18,6 +18,7 @@ import {
   validateAgentConfig,
   withMediaFacts,
   withTransaction,
+  inFlight,
   type InboxEntry,
   type Principal,
   type Queryable,
@@ -124,14 +125,21 @@ export function enqueueInput(
   return context.actors.run(target.threadId, async () => {
     const events = new ThreadEvents();
     const result = await withTransaction(context.services.pool, async (tx) => {
-      // The request's Idempotency-Key is taken first, in this same transaction (one commit per
-      // POST): a twin in flight is refused before this one waits for the thread row lock.
-      await onBegin?.(tx);
+      // One round trip with the BEGIN (the pool pipelines): the request's Idempotency-Key is
+      // taken first, in this same transaction (one commit per POST), then the thread row is
+      // locked. Statement order keeps the lock order (the key's advisory lock, then the row) and
+      // the key is only ever try-locked, so a twin in flight is refused (409) without any wait
+      // on the key; it is answered once the row lock is granted, which the twin releases when
+      // its short transaction ends. A replay or a refusal rolls the position back.
+      // onBegin issues its statements before its first await, so they precede the lock on the wire.
+      const begun = inFlight(onBegin ? onBegin(tx) : Promise.resolve());
       // Locks the thread and takes the position in one statement: positions are assigned under
       // the thread row lock, so they are gap-free and follow commit order. A refused input
       // rolls the increment back with everything else. The statement returns the state, not
       // the history: the history is read once, for the response, at the end.
-      const locked = await lockThreadTakingPosition(tx, target.workspaceId, target.threadId);
+      const locking = inFlight(lockThreadTakingPosition(tx, target.workspaceId, target.threadId));
+      await begun;
+      const locked = await locking;
       if (!locked) throw new AppError('not_found', 'thread not found');
       const { position } = locked;
       let thread = locked.thread;
@@ -140,8 +148,11 @@ export function enqueueInput(
       // An idle thread starts a run for this entry at once: the entry is inserted assigned to
       // the run id chosen here, which the run is then created with.
       const runId = thread.current_run_id === null ? newId(ID_PREFIX.run) : undefined;
-      let entry = await insertEntry(tx, {
-        id: newId(ID_PREFIX.inboxEntry),
+      // The entry, and for an idle thread its run, the thread's update and the run's event, in
+      // one round trip: the run is built from what the entry is inserted with, not from its row.
+      const entryId = newId(ID_PREFIX.inboxEntry);
+      const inserting = inFlight(insertEntry(tx, {
+        id: entryId,
         workspace_id: target.workspaceId,
         thread_id: thread.id,
         kind: input.kind ?? 'message',
@@ -155,18 +166,32 @@ export function enqueueInput(
         origin_run_id: null,
         request_key: target.requestKey,
         ...(runId ? { assigned_run_id: runId } : {}),
-      });
+      }));
       let run: RunRow | null = null;
+      let entry: InboxEntry;
+      // The whole thread for the response, read behind this operation's writes in the same round
+      // trip (an empty history needs no read, see threadForResponse).
+      let reading: Promise<ThreadRow | null> | null = null;
+      const readForResponse = (): void => {
+        if (thread.message_count > 0) reading = inFlight(getThread(tx, target.workspaceId, thread.id));
+      };
       if (runId) {
-        const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, resolved, runId);
+        // The run is built from what the entry is inserted with (its statement is still in flight).
+        const planned = { id: entryId, payload, options: input.options ?? {}, agent_id: input.agent_id, agent_revision_id: input.agent_revision_id ?? null, principal_id: target.principal.id, origin_run_id: null, assigned_run_id: runId };
+        const started = await startRunForEntry(tx, thread, planned, context.services.config.worker.max_attempts, resolved, runId, context.services.caches, readForResponse);
+        entry = await inserting;
         run = started.run;
-        entry = started.entry;
         thread = started.thread;
-      } else if (entry.delivery === 'steer' && thread.current_run_id !== null) {
+      } else {
+        readForResponse();
+        entry = await inserting;
+      }
+      if (!run && entry.delivery === 'steer' && thread.current_run_id !== null) {
         const current = await getRunById(tx, thread.current_run_id);
         if (current?.status === 'running') await tx.query('select pg_notify($1, $2)', [CHANNEL_STEER, current.id]);
       }
-      const value = { entry, run, thread: await threadForResponse(tx, thread) };
+      const read = reading ? await reading : null;
+      const value = { entry, run, thread: read ?? (await threadForResponse(tx, thread)) };
       await onCommit(tx, value);
       return { value, state: thread };
     });

@@ -14,13 +14,15 @@ import {
   setThreadRuns,
   updateEntry,
   withTransaction,
+  inFlight,
+  type InboxEntry,
   type RunRow,
   type SealChange,
   type ThreadState,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_CANCEL, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
-import { failEntry, startRunForEntry } from './start-run.js';
+import { failEntry, startRunForEntry, type StartedRun } from './start-run.js';
 import { announceChildResult, childThreads, deliverChildResultSoon, startSubagentChildren } from './subagents.js';
 import { ThreadEvents } from './thread-events.js';
 
@@ -29,15 +31,22 @@ import { ThreadEvents } from './thread-events.js';
  * agent can no longer start fail and the next one is tried, so one bad input never blocks the
  * thread; queued entries start strictly in position order.
  */
-export async function advanceLocked(context: EngineContext, tx: pg.PoolClient, thread: ThreadState, events: ThreadEvents): Promise<RunRow | null> {
+export async function advanceLocked(
+  context: EngineContext,
+  tx: pg.PoolClient,
+  thread: ThreadState,
+  events: ThreadEvents,
+  /** The first pending entry, when the caller already issued its read (after the thread went idle). */
+  first?: Promise<InboxEntry | null>,
+): Promise<StartedRun | null> {
   if (thread.current_run_id !== null) return null;
-  for (let entry = await firstPendingEntry(tx, thread.id); entry; entry = await firstPendingEntry(tx, thread.id)) {
+  for (let entry = await (first ?? firstPendingEntry(tx, thread.id)); entry; entry = await firstPendingEntry(tx, thread.id)) {
     try {
       await tx.query('savepoint start_run');
       const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts);
       await tx.query('release savepoint start_run');
       events.entry(started.entry).run(started.run);
-      return started.run;
+      return started;
     } catch (error) {
       await tx.query('rollback to savepoint start_run');
       if (!(error instanceof AppError)) throw error;
@@ -51,13 +60,20 @@ export async function advanceLocked(context: EngineContext, tx: pg.PoolClient, t
 export function advanceThread(context: EngineContext, workspaceId: string, threadId: string): Promise<RunRow | null> {
   return context.actors.run(threadId, async () => {
     const events = new ThreadEvents();
-    const run = await withTransaction(context.services.pool, async (tx) => {
+    const started = await withTransaction(context.services.pool, async (tx) => {
       const thread = await lockThread(tx, workspaceId, threadId);
       return thread ? advanceLocked(context, tx, thread, events) : null;
     });
     await events.publish(context, threadId);
-    return run;
+    return started?.run ?? null;
   });
+}
+
+/** The seal matched no row (its attempt was fenced out): everything issued with it rolls back. */
+class SealFencedOut extends Error {
+  constructor() {
+    super('the seal was fenced out');
+  }
 }
 
 /**
@@ -66,10 +82,19 @@ export function advanceThread(context: EngineContext, workspaceId: string, threa
  * finished, its messages join the thread's history, and — unless it waits — the thread is idle
  * again and its next queued input starts. Returns undefined when the seal was fenced out.
  * `beforeSeal` runs first under the thread lock (the attempt's final step commit).
+ *
+ * Round trips (the pool pipelines, runtime/db/transaction.ts): (1) BEGIN, the thread row lock
+ * and the final step's fenced pointer move; (2) the step's rows, the seal and everything the
+ * seal implies that needs no answer from it — issued in the order of the statements they
+ * replace, so what each statement reads is unchanged; (3) COMMIT. Those statements are issued
+ * before the seal's answer says whether it matched: when it did not (fenced out), they are
+ * rolled back with it (SealFencedOut), so a fenced-out seal still writes nothing. Only rare
+ * work waits for the seal's row: a subagent wait's children, a child's announcement, the next
+ * queued input's run, the seal hooks.
  */
 export function sealAndAdvance(
   context: EngineContext,
-  run: { id: string; workspace_id: string; thread_id: string },
+  run: Pick<RunRow, 'id' | 'workspace_id' | 'thread_id' | 'source_entry_id'>,
   attemptId: string | null,
   change: SealChange,
   history: unknown[],
@@ -82,40 +107,65 @@ export function sealAndAdvance(
     const parents: string[] = [];
     const sealed = await withTransaction(context.services.pool, async (tx) => {
       parents.length = 0; // a retried transaction starts over
+      events.clear();
       // The same row lock as ever, first in the transaction; the seal never reads the history
       // (appendThreadHistory appends in the database), so the lock reads the state only.
-      const thread = await lockThreadOr404(tx, run.workspace_id, run.thread_id);
+      const locking = inFlight(lockThreadOr404(tx, run.workspace_id, run.thread_id));
       // The run's final step (its items and checkpoint pointer) commits in this transaction,
       // before the seal: fenced by the attempt like any step (RUNS.md 2, 3); fenced out, nothing
       // is written and the seal is not attempted.
-      if (beforeSeal && !(await beforeSeal(tx))) return undefined;
-      const done = await sealRun(tx, run.id, attemptId, change);
-      if (!done) return undefined;
+      const stepping = beforeSeal ? inFlight(beforeSeal(tx)) : null;
+      const thread = await locking;
+      if (stepping && !(await stepping)) return undefined;
+      const idle = change.status !== 'waiting';
+      const sealing = inFlight(sealRun(tx, run.id, attemptId, change));
+      // The input is finished with its run; a waiting run keeps its entry assigned for the
+      // successor. (sealRun writes change.failure as the run's failure.)
+      const finishing = run.source_entry_id && idle
+        ? inFlight(updateEntry(tx, run.source_entry_id, { status: change.status === 'completed' ? 'completed' : 'failed', finished: true, ...(change.failure ? { failure: change.failure } : {}) }))
+        : null;
+      // The history end is measured by a statement after the append (statement order).
+      const appending = inFlight(appendThreadHistory(tx, thread.id, history));
+      const ending = inFlight(setHistoryEnd(tx, run.id));
+      // the webhook event commits with the seal it announces
+      const announcing = inFlight(publishEvent(tx, { workspace_id: run.workspace_id, type: `run.${change.status}`, data: sealing.then((done) => (done ? { run: runView(done) } : null)) }, { caches: context.services.caches }));
+      const freeing = idle ? inFlight(setThreadRuns(tx, thread.id, null, run.id)) : null;
+      const next = idle ? inFlight(firstPendingEntry(tx, thread.id)) : undefined;
+      // The thread as this transaction leaves it, for thread.changed (already locked above: this
+      // re-reads the state, with the appended history's new message_count); read again below
+      // only when something after this batch changes the thread.
+      const rereading = inFlight(lockThread(tx, run.workspace_id, thread.id));
+      const done = await sealing;
+      if (!done) throw new SealFencedOut();
       events.run(done);
-      // The input is finished with its run; a waiting run keeps its entry assigned for the successor.
-      if (done.source_entry_id && change.status !== 'waiting') {
-        const status = change.status === 'completed' ? 'completed' : 'failed';
-        events.entry(await updateEntry(tx, done.source_entry_id, { status, finished: true, ...(done.failure ? { failure: done.failure } : {}) }));
-      }
+      const entry = finishing ? await finishing : null;
+      if (entry) events.entry(entry);
+      await Promise.all([appending, ending, announcing, freeing]);
+      let after = await rereading;
+      let changedAfter = false;
       // Children start with the wait that needs them, and a child's end is announced to its
       // parent with the seal that ends it: both commit or neither does.
-      if (done.status === 'waiting' && done.wait_reason === 'subagent' && (await startSubagentChildren(context, tx, done))) parents.push(done.id);
+      if (done.status === 'waiting' && done.wait_reason === 'subagent' && (await startSubagentChildren(context, tx, done))) {
+        parents.push(done.id);
+        changedAfter = true;
+      }
       const parent = await announceChildResult(tx, thread, done);
       if (parent) parents.push(parent);
-      await appendThreadHistory(tx, thread.id, history);
-      await setHistoryEnd(tx, done.id);
-      // the webhook event commits with the seal it announces
-      await publishEvent(tx, { workspace_id: done.workspace_id, type: `run.${change.status}`, data: { run: runView(done) } });
-      if (change.status !== 'waiting') {
-        await setThreadRuns(tx, thread.id, null, done.id);
-        await advanceLocked(context, tx, { ...thread, current_run_id: null }, events);
+      if (idle) {
+        const started = await advanceLocked(context, tx, { ...thread, current_run_id: null }, events, next);
+        if (started) after = started.thread;
       }
-      await inTransaction?.(tx, done);
-      for (const hook of context.sealHooks) await hook(tx, done, context.services);
-      // The thread as this transaction leaves it, for thread.changed (already locked above:
-      // this re-reads the state, with the appended history's new message_count).
-      events.thread((await lockThread(tx, run.workspace_id, thread.id))!);
+      if (inTransaction) {
+        await inTransaction(tx, done);
+        changedAfter = true;
+      }
+      for (const hook of context.sealHooks) await hook(tx, done, context.services, thread);
+      if (changedAfter) after = await lockThread(tx, run.workspace_id, thread.id);
+      events.thread(after!);
       return done;
+    }).catch((error: unknown) => {
+      if (error instanceof SealFencedOut) return undefined;
+      throw error;
     });
     await events.publish(context, run.thread_id);
     if (sealed) await context.bus.clearTail(run.id);

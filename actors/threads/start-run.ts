@@ -2,6 +2,7 @@ import type pg from 'pg';
 import {
   AppError,
   ID_PREFIX,
+  inFlight,
   insertRun,
   newId,
   publishEvent,
@@ -11,14 +12,19 @@ import {
   setThreadRuns,
   updateEntry,
   type InboxEntry,
+  type ReadCaches,
   type RunRow,
   type ThreadState,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_ACCEPTED, effectiveConfig, runMountInputs, type RunOptions } from '../engine/index.js';
 
-export interface StartedRun {
+/** What starting a run reads of its entry (all of it known before the entry's row is read back). */
+export type StartingEntry = Pick<InboxEntry, 'id' | 'payload' | 'options' | 'agent_id' | 'agent_revision_id' | 'principal_id' | 'origin_run_id' | 'assigned_run_id'>;
+
+export interface StartedRun<E extends StartingEntry = InboxEntry> {
   run: RunRow;
-  entry: InboxEntry;
+  /** The entry, assigned to the run (as given when it was inserted assigned already). */
+  entry: E | InboxEntry;
   /** The thread after the run took it (without its history). */
   thread: ThreadState;
 }
@@ -31,14 +37,17 @@ export type ResolvedRevision = Awaited<ReturnType<typeof resolveAgentRevision>>;
  * entry becomes assigned; the thread's current run is set; workers are woken by a NOTIFY that
  * PostgreSQL delivers only when this transaction commits.
  */
-export async function startRunForEntry(
+export async function startRunForEntry<E extends StartingEntry>(
   tx: pg.PoolClient,
   thread: ThreadState,
-  entry: InboxEntry,
+  entry: E,
   maxAttempts: number,
   resolved?: ResolvedRevision,
   runId: string = newId(ID_PREFIX.run),
-): Promise<StartedRun> {
+  caches?: ReadCaches,
+  /** Called once the run's statements are issued: what it issues follows them, same round trip. */
+  issued?: () => void,
+): Promise<StartedRun<E>> {
   const { agent, revision } = resolved ?? (await resolveAgentRevision(tx, thread.workspace_id, entry.agent_id, entry.agent_revision_id ?? undefined));
   const options = entry.options as RunOptions;
   const config = effectiveConfig(revision.config as Record<string, unknown>, options);
@@ -47,7 +56,10 @@ export async function startRunForEntry(
   const memoryMounts = await resolveMemoryMounts(tx, thread.workspace_id, runMountInputs(config, options, 'config', 'options'));
   // The NOTIFY that wakes workers is sent by the insert itself; PostgreSQL delivers it only
   // when this transaction commits.
-  const run = await insertRun(tx, {
+  // The run insert, the entry's assignment, the thread update and the event travel together
+  // (one round trip, the pool pipelines; none needs another's answer), in this order: the
+  // thread's current_run_id names a run inserted by an earlier statement of the pipeline.
+  const inserting = inFlight(insertRun(tx, {
     id: runId,
     workspace_id: thread.workspace_id,
     session_id: thread.session_id,
@@ -69,11 +81,13 @@ export async function startRunForEntry(
     config,
     resume: null,
     memory_mounts: memoryMounts,
-  }, CHANNEL_RUN_ACCEPTED);
-  // An entry inserted for this very run is born assigned (saves a round trip on the inbox path).
-  const assigned = entry.assigned_run_id === run.id ? entry : await updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: run.id });
-  const after = await setThreadRuns(tx, thread.id, run.id);
-  await publishEvent(tx, { workspace_id: run.workspace_id, type: 'run.accepted', data: { run: runView(run) } });
+  }, CHANNEL_RUN_ACCEPTED));
+  // An entry inserted for this very run is born assigned (no statement on the inbox path).
+  const assigning = inFlight<E | InboxEntry>(entry.assigned_run_id === runId ? Promise.resolve(entry) : updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: runId }));
+  const advancing = inFlight(setThreadRuns(tx, thread.id, runId));
+  const announcing = inFlight(publishEvent(tx, { workspace_id: thread.workspace_id, type: 'run.accepted', data: inserting.then((run) => ({ run: runView(run) })) }, { caches }));
+  issued?.();
+  const [run, assigned, after] = await Promise.all([inserting, assigning, advancing, announcing]);
   return { run, entry: assigned, thread: after };
 }
 

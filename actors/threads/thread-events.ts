@@ -5,6 +5,12 @@ import type { EngineContext } from '../engine/index.js';
 export class ThreadEvents {
   readonly events: StreamEvent[] = [];
 
+  /** Forgets what a rolled-back try of the operation collected (a retried transaction). */
+  clear(): this {
+    this.events.length = 0;
+    return this;
+  }
+
   entry(entry: InboxEntry): this {
     this.events.push({ type: 'entry.changed', entry_id: entry.id, status: entry.status, entry: entryView(entry) as Record<string, unknown> });
     return this;
@@ -28,7 +34,10 @@ export class ThreadEvents {
   /** Called after the operation's transaction committed. */
   async publish(context: EngineContext, threadId: string): Promise<void> {
     // A run this commit accepted goes straight to a worker host of this process (role all).
-    if (context.localClaimers.size > 0 && this.events.some((e) => e.type === 'run.status' && e.status === 'accepted')) for (const wake of context.localClaimers) wake();
+    if (context.localClaimers.size > 0) {
+      const accepted = this.events.flatMap((e) => (e.type === 'run.status' && e.status === 'accepted' ? [e.run_id] : []));
+      if (accepted.length > 0) for (const wake of context.localClaimers) wake(accepted);
+    }
     if (this.events.length > 0) await context.bus.publish(threadId, this.events);
   }
 }

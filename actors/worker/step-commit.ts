@@ -1,5 +1,6 @@
 import {
   commitStepPointer,
+  deferToCommit,
   INLINE_CHECKPOINT_PREFIX,
   insertInlineCheckpoint,
   isInlineCheckpointKey,
@@ -66,10 +67,12 @@ export async function commitStepIn(tx: import('pg').PoolClient, step: StepCommit
   if (!moved) return { ok: false } as const;
   // A retry of a step whose commit went through (its acknowledgement was lost): done already.
   if (moved === 'committed') return { ok: true, previousKey: null } as const;
-  // Written only once the fence passed: a fenced-out step leaves no row behind.
-  if (isInlineCheckpointKey(key)) await insertInlineCheckpoint(tx, key, step.runId, step.state);
-  await insertItems(tx, step.runId, step.items);
-  await markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq);
-  if (moved.previous_key) await onReplaced(tx, moved.previous_key);
+  // Written only once the fence passed: a fenced-out step leaves no row behind. Nothing reads
+  // their answers, so they travel with what the transaction issues next (the seal's statements,
+  // or the COMMIT): any of them failing rolls the whole step back at the commit.
+  if (isInlineCheckpointKey(key)) deferToCommit(tx, insertInlineCheckpoint(tx, key, step.runId, step.state));
+  deferToCommit(tx, insertItems(tx, step.runId, step.items));
+  deferToCommit(tx, markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq));
+  if (moved.previous_key) deferToCommit(tx, onReplaced(tx, moved.previous_key));
   return { ok: true, previousKey: moved.previous_key } as const;
 }

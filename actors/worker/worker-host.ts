@@ -28,10 +28,14 @@ export class WorkerHost implements Stoppable {
   private readonly listener: NotificationListener;
   private poller: NodeJS.Timeout | null = null;
   private claiming: Promise<void> | null = null;
+  /** A claim found (or left) no free slot since the last freed slot woke the claim loop. */
+  private saturated = false;
+  /** Runs named by a NOTIFY while a claim was in flight (see wake). */
+  private readonly notifiedWhileClaiming = new Set<string>();
   private again = false;
   private stopping = false;
   private readonly beat: () => void;
-  private readonly wakeLocal = (): void => this.wake();
+  private readonly wakeLocal = (runIds: readonly string[]): void => this.wakeFor(runIds);
 
   constructor(
     private readonly context: EngineContext,
@@ -65,11 +69,17 @@ export class WorkerHost implements Stoppable {
     this.wake();
   }
 
-  /** Claims as many runs as there are free slots; coalesces concurrent wake-ups. */
-  wake(): void {
+  /**
+   * Claims as many runs as there are free slots; coalesces concurrent wake-ups. `notified`: the
+   * run a NOTIFY named. One that arrives while a claim is in flight only asks for another claim
+   * if that claim did not take the run: in role all the local wake and the NOTIFY of one accept
+   * arrive together, and the second claim would find nothing.
+   */
+  wake(notified?: string): void {
     if (this.stopping) return;
     if (this.claiming) {
-      this.again = true;
+      if (notified === undefined) this.again = true;
+      else this.notifiedWhileClaiming.add(notified);
       return;
     }
     this.claiming = this.claim()
@@ -77,6 +87,8 @@ export class WorkerHost implements Stoppable {
       .finally(() => {
         this.beat();
         this.claiming = null;
+        for (const id of this.notifiedWhileClaiming) if (!this.running.has(id)) this.again = true;
+        this.notifiedWhileClaiming.clear();
         if (this.again) {
           this.again = false;
           this.wake();
@@ -89,7 +101,11 @@ export class WorkerHost implements Stoppable {
     const free = worker.slots - this.running.size;
     // No claim without the session lock: a run owned by a worker that holds no lock looks
     // dead to expire_leases and would be requeued at once. Reconnecting catches up (catchUp).
-    if (free <= 0 || !this.listener.ready) return;
+    if (free <= 0) {
+      this.saturated = true;
+      return;
+    }
+    if (!this.listener.ready) return;
     const claimed = await claimRuns(this.services.pool, this.id, free, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
     for (const run of claimed) {
       const runner = new AttemptRunner(this.context, this.models, this.pool, run);
@@ -98,19 +114,34 @@ export class WorkerHost implements Stoppable {
       void runner.done.then(() => {
         this.running.delete(run.id);
         this.services.metrics.attemptsActive.set(this.running.size);
-        this.wake();
+        // A freed slot can only take a run that was accepted while every slot was busy (its
+        // NOTIFY found no room); otherwise every accepted run was claimed when it was
+        // announced, and a claim now would find nothing. The poll stays the fallback.
+        if (this.saturated) {
+          this.saturated = false;
+          this.wake();
+        }
       });
       void runner.start();
     }
-    if (claimed.length === free && free > 0) this.again = true;
+    // Every slot taken: there may be more, and runs accepted from now on find no room.
+    if (claimed.length === free) {
+      this.again = true;
+      this.saturated = true;
+    }
+  }
+
+  /**
+   * Wakes the claim loop for runs just accepted (named by a NOTIFY, or by this process's own
+   * commit in role all): a run already claimed here, or about to be by the claim in flight, asks
+   * for no second claim. In role all both signals arrive for every accept, in either order.
+   */
+  private wakeFor(runIds: readonly string[]): void {
+    for (const runId of runIds) if (!this.running.has(runId)) this.wake(runId);
   }
 
   private onNotify(channel: string, runId: string): void {
-    if (channel === CHANNEL_RUN_ACCEPTED) {
-      // Already claimed here after a local wake (role all): no second claim query for it.
-      if (this.running.has(runId)) return;
-      return this.wake();
-    }
+    if (channel === CHANNEL_RUN_ACCEPTED) return this.wakeFor([runId]);
     const runner = this.running.get(runId);
     if (!runner) return;
     if (channel === CHANNEL_RUN_CANCEL) runner.cancel();

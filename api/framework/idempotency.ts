@@ -4,6 +4,9 @@ import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   insertCompletedIdempotencyKey,
+  insertCompletedIdempotencyKeyAtCommit,
+  deferToCommit,
+  isTransactionClient,
   lockIdempotencyScope,
   isDatabaseUnavailable,
   newClaimToken,
@@ -153,9 +156,16 @@ export class FoldedIdempotency {
   async complete(tx: Queryable, result: ApiResult): Promise<void> {
     if (this.completed) return;
     if (this.begunIn !== tx) await this.begin(tx);
-    const ok = await insertCompletedIdempotencyKey(tx, this.scope, { status_code: result.status, body: JSON.stringify(result.body ?? null), retentionSeconds: RETENTION_SECONDS });
-    // Another holder's record appeared (a previous-release claim): this effect must not commit.
-    if (!ok) throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
+    const response = { status_code: result.status, body: JSON.stringify(result.body ?? null), retentionSeconds: RETENTION_SECONDS };
+    if (isTransactionClient(tx)) {
+      // Travels with the COMMIT (one round trip): another holder's row (a previous-release
+      // claim) fails the insert, and with it the commit — this effect then does not commit.
+      deferToCommit(tx, insertCompletedIdempotencyKeyAtCommit(tx, this.scope, response));
+    } else {
+      const ok = await insertCompletedIdempotencyKey(tx, this.scope, response);
+      // Another holder's record appeared (a previous-release claim): this effect must not commit.
+      if (!ok) throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
+    }
     this.completed = true;
   }
 

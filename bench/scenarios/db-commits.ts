@@ -43,6 +43,8 @@ async function countWindow(counter: TransactionCounter, fn: () => Promise<void>)
       writing: after.writing - before.writing,
       writing_background: after.writing_background - before.writing_background,
       rolled_back: after.rolled_back - before.rolled_back,
+      statements: after.statements - before.statements,
+      round_trips: after.round_trips - before.round_trips,
     },
   };
 }
@@ -78,6 +80,8 @@ async function phasePosts(ctx: BenchContext, seed: SeededWorkspace, counter: Tra
     posts: POSTS,
     commits_per_inbox_post: perOp(work, idle, POSTS, foregroundWriting),
     transactions_per_inbox_post: perOp(work, idle, POSTS, (c) => c.transactions),
+    statements_per_inbox_post: perOp(work, idle, POSTS, (c) => c.statements),
+    round_trips_per_inbox_post: perOp(work, idle, POSTS, (c) => c.round_trips),
     post_idle_foreground_commits: foregroundWriting(idle.counts),
   };
 }
@@ -104,6 +108,8 @@ async function phaseRuns(ctx: BenchContext, seed: SeededWorkspace, env: ServiceE
     runs: RUNS,
     commits_per_run: perOp(work, idle, RUNS, foregroundWriting),
     transactions_per_run: perOp(work, idle, RUNS, (c) => c.transactions),
+    statements_per_run: perOp(work, idle, RUNS, (c) => c.statements),
+    round_trips_per_run: perOp(work, idle, RUNS, (c) => c.round_trips),
     background_commits_in_window: work.counts.writing_background,
     run_idle_foreground_commits: foregroundWriting(idle.counts),
   };

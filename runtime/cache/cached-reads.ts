@@ -7,6 +7,8 @@ import {
   getMembership,
   getModel,
   getProviderWithCredential,
+  listEnabledSubscriptionFilters,
+  type SubscriptionFilter,
   type AgentRevisionRow,
   type AgentRow,
   type ApiKeyCredential,
@@ -87,4 +89,16 @@ export function readProviderWithCredential(caches: ReadCaches | undefined, db: Q
     (found) => ({ tags: [tagOf('provider', found.provider.id)] }),
     (found) => found.provider.workspace_id === workspaceId,
   ).then((found) => (found && (kind === undefined || found.provider.kind === kind) ? found : null));
+}
+
+/**
+ * The workspace's enabled webhook subscriptions with their event filters: every run's accept
+ * and seal announce an event, and most workspaces have no subscription, so the index is read
+ * once and kept (an empty one too). Any write of a subscription of the workspace drops it.
+ */
+export function readSubscriptionFilters(caches: ReadCaches | undefined, db: Queryable, workspaceId: string): Promise<SubscriptionFilter[]> {
+  if (!caches) return listEnabledSubscriptionFilters(db, workspaceId);
+  return caches
+    .read(`sub:${workspaceId}`, () => listEnabledSubscriptionFilters(db, workspaceId), () => ({ tags: [tagOf('subscription', workspaceId)] }))
+    .then((found) => found ?? []);
 }

@@ -2,7 +2,7 @@ import type { CommittedChange } from '../db/index.js';
 import { LruCache } from './lru-cache.js';
 
 export type CacheKind = CommittedChange['kind'];
-export const CACHE_KINDS: readonly CacheKind[] = ['api_key', 'session', 'user', 'membership', 'agent', 'model', 'provider'];
+export const CACHE_KINDS: readonly CacheKind[] = ['api_key', 'session', 'user', 'membership', 'agent', 'model', 'provider', 'subscription'];
 
 /** What a loaded value is cached with: the change tags that drop it, and an expiry it carries. */
 export interface CacheTags {

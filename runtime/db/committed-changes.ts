@@ -6,7 +6,7 @@ import type { Queryable } from './pool.js';
  * (see runtime/cache for what each kind's id is).
  */
 export interface CommittedChange {
-  kind: 'api_key' | 'session' | 'user' | 'membership' | 'agent' | 'model' | 'provider';
+  kind: 'api_key' | 'session' | 'user' | 'membership' | 'agent' | 'model' | 'provider' | 'subscription';
   id: string;
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { newId } from '../ids/index.js';
+import { readSubscriptionFilters, type ReadCaches } from '../cache/index.js';
 import { insertOutboxRow, listSubscriptionIdsForEvent } from '../stores/index.js';
 import type { WebhookEventType } from './event-types.js';
 
@@ -21,12 +22,29 @@ export interface WebhookPayload {
  * Announces an event to the workspace's webhook subscriptions: one outbox row per enabled
  * subscription whose filter names the type, written with `tx` so the deliveries commit (or
  * roll back) with the change they announce. Body: {id, type, created_at, workspace_id, data}.
+ *
+ * With `caches`, the subscriptions come from the read cache's per-workspace index (no
+ * statement at all when the workspace has none). The bound is the cache's: a subscription
+ * created, changed or deleted in this process is seen by the next event here at once, in
+ * another process within the pub/sub delay; while Redis is lost every event reads the table.
+ * `data` may be a promise (a row whose statement is still in flight in the same pipeline): it
+ * is awaited only when a subscription wants the event.
  */
-export async function publishEvent(tx: Queryable, event: { workspace_id: string; type: WebhookEventType; data: unknown }): Promise<PublishedEvent> {
-  const subscriptionIds = await listSubscriptionIdsForEvent(tx, event.workspace_id, event.type);
+export async function publishEvent(
+  tx: Queryable,
+  event: { workspace_id: string; type: WebhookEventType; data: unknown },
+  options: { caches?: ReadCaches | undefined } = {},
+): Promise<PublishedEvent> {
+  const subscriptionIds = options.caches
+    ? (await readSubscriptionFilters(options.caches, tx, event.workspace_id)).filter((s) => s.events.includes(event.type)).map((s) => s.id)
+    : await listSubscriptionIdsForEvent(tx, event.workspace_id, event.type);
   const eventId = newId(EVENT_ID_PREFIX);
-  if (subscriptionIds.length === 0) return { event_id: eventId, delivery_ids: [] };
-  const body = JSON.stringify({ id: eventId, type: event.type, created_at: new Date().toISOString(), workspace_id: event.workspace_id, data: event.data ?? null });
+  if (subscriptionIds.length === 0) {
+    // Unused: its rejection is the caller's to see through its own promise of the row.
+    if (event.data instanceof Promise) event.data.catch(() => undefined);
+    return { event_id: eventId, delivery_ids: [] };
+  }
+  const body = JSON.stringify({ id: eventId, type: event.type, created_at: new Date().toISOString(), workspace_id: event.workspace_id, data: (await event.data) ?? null });
   const payload: WebhookPayload = { event_id: eventId, body };
   const deliveryIds: string[] = [];
   for (const subscriptionId of subscriptionIds) {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/index.js';
+import { AppError, PG_UNIQUE_VIOLATION, pgCode } from '../errors/index.js';
 
 export interface IdempotencyScope {
   workspace_id: string;
@@ -93,9 +94,14 @@ export async function purgeIdempotencyKeys(db: Queryable, limit: number): Promis
  * (state in_flight, written by its autocommit claim) still answers 409 until it goes stale.
  */
 export async function lockIdempotencyScope(tx: Queryable, scope: IdempotencyScope): Promise<Exclude<IdempotencyClaim, { outcome: 'claimed' }> | { outcome: 'free' }> {
-  const locked = await tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked`, [scopeLockKey(scope)]);
+  // Both statements travel together (one round trip; the pool pipelines): the record is read
+  // after the try-lock in statement order, so it is read under the lock when the lock was
+  // taken; when it was not, the read is simply ignored (409, no wait either way).
+  const [locked, existing] = await Promise.all([
+    tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked`, [scopeLockKey(scope)]),
+    tx.query(`select fingerprint, state, locked_until < now() as stale, status_code, response_body from idempotency_keys where ${SCOPE}`, scopeValues(scope)),
+  ]);
   if (!locked.rows[0]?.locked) return { outcome: 'in_flight' };
-  const existing = await tx.query(`select fingerprint, state, locked_until < now() as stale, status_code, response_body from idempotency_keys where ${SCOPE}`, scopeValues(scope));
   const row = existing.rows[0];
   if (!row) return { outcome: 'free' };
   if (row.fingerprint !== scope.fingerprint) return { outcome: 'mismatch' };
@@ -120,6 +126,30 @@ export async function insertCompletedIdempotencyKey(tx: Queryable, scope: Idempo
     [...scopeValues(scope), scope.fingerprint, response.status_code, response.body, response.retentionSeconds],
   );
   return result.rowCount === 1;
+}
+
+/**
+ * insertCompletedIdempotencyKey for a statement issued with the COMMIT (deferToCommit): the
+ * caller cannot look at a row count before committing, so "another holder's row exists" must
+ * fail the statement itself, which rolls the effect back. Two statements, one round trip: a
+ * stale in-flight claim of the previous release is deleted, then a plain insert, whose primary
+ * key refuses any row still there (a live claim, or a completed twin the lock did not keep
+ * out) with 23505 — rethrown as idempotency_key_in_use.
+ */
+export function insertCompletedIdempotencyKeyAtCommit(tx: Queryable, scope: IdempotencyScope, response: { status_code: number; body: string; retentionSeconds: number }): Promise<void> {
+  const stale = tx.query(`delete from idempotency_keys where ${SCOPE} and state = 'in_flight' and locked_until < now()`, scopeValues(scope));
+  const inserted = tx.query(
+    `insert into idempotency_keys (workspace_id, principal_id, method, route, key, fingerprint, state, status_code, response_body, expires_at)
+     values ($1, $2, $3, $4, $5, $6, 'completed', $7, $8, now() + make_interval(secs => $9))`,
+    [...scopeValues(scope), scope.fingerprint, response.status_code, response.body, response.retentionSeconds],
+  );
+  return Promise.all([stale, inserted]).then(
+    () => undefined,
+    (error: unknown) => {
+      if (pgCode(error) === PG_UNIQUE_VIOLATION) throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
+      throw error;
+    },
+  );
 }
 
 function scopeLockKey(s: IdempotencyScope): string {

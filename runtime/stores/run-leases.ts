@@ -74,23 +74,27 @@ export async function commitStepPointer(
   attemptId: string,
   step: { checkpoint_seq: number; checkpoint_key: string; next_ordinal: number; usage: object },
 ): Promise<{ previous_key: string | null } | 'committed' | undefined> {
-  // The row lock taken here is held to the end of the step's transaction.
-  const owned = await db.query<{ checkpoint_key: string | null; checkpoint_seq: number }>(
-    `select checkpoint_key, checkpoint_seq from runs where id = $1 and current_attempt_id = $2 and status = 'running' for update`,
-    [runId, attemptId],
+  // One statement (one round trip): the owned row is locked (held to the end of the step's
+  // transaction) and read as it was, and the pointer moves only when this step is newer.
+  const result = await db.query<{ checkpoint_key: string | null; checkpoint_seq: number; moved: boolean }>(
+    `with owned as (
+       select checkpoint_key, checkpoint_seq from runs where id = $1 and current_attempt_id = $6 and status = 'running' for update
+     ), moved as (
+       update runs set checkpoint_seq = $2, checkpoint_key = $3, next_ordinal = $4::int, usage = $5, display_position = ($4::int)::text,
+              updated_at = now(), version = version + 1
+         from owned where runs.id = $1 and owned.checkpoint_seq < $2
+       returning 1
+     )
+     select owned.checkpoint_key, owned.checkpoint_seq, exists (select 1 from moved) as moved from owned`,
+    [runId, step.checkpoint_seq, step.checkpoint_key, step.next_ordinal, JSON.stringify(step.usage), attemptId],
   );
-  const row = owned.rows[0];
+  const row = result.rows[0];
   if (!row) return undefined;
+  if (row.moved) return { previous_key: row.checkpoint_key };
   // Idempotent retry: a commit whose acknowledgement was lost with the database connection
   // finds its own pointer already in place (same sequence, same object): nothing to redo.
   if (row.checkpoint_seq === step.checkpoint_seq && row.checkpoint_key === step.checkpoint_key) return 'committed';
-  if (row.checkpoint_seq >= step.checkpoint_seq) return undefined;
-  await db.query(
-    `update runs set checkpoint_seq = $2, checkpoint_key = $3, next_ordinal = $4::int, usage = $5, display_position = ($4::int)::text,
-            updated_at = now(), version = version + 1 where id = $1`,
-    [runId, step.checkpoint_seq, step.checkpoint_key, step.next_ordinal, JSON.stringify(step.usage)],
-  );
-  return { previous_key: row.checkpoint_key };
+  return undefined;
 }
 
 export interface SealChange {

@@ -1,4 +1,4 @@
-import { toIso, type Queryable } from '../db/index.js';
+import { noteChange, toIso, type Queryable } from '../db/index.js';
 
 // Webhook subscriptions. Only this module holds SQL for the `subscriptions` table.
 
@@ -40,6 +40,7 @@ export async function insertSubscription(
      values ($1, $2, $3, $4, $5, $6, $7) returning ${VIEW}`,
     [row.id, row.workspace_id, row.url, row.events, row.description, row.secret_ciphertext, row.created_by_id],
   );
+  noteChange(db, { kind: 'subscription', id: row.workspace_id });
   return mapSubscription(result.rows[0]);
 }
 
@@ -68,6 +69,17 @@ export async function listSubscriptionIdsForEvent(db: Queryable, workspaceId: st
   return result.rows.map((r) => r.id as string);
 }
 
+/** Every enabled subscription of the workspace with its event filter (the read cache's index). */
+export async function listEnabledSubscriptionFilters(db: Queryable, workspaceId: string): Promise<SubscriptionFilter[]> {
+  const result = await db.query(`select id, events from subscriptions where workspace_id = $1 and enabled order by id`, [workspaceId]);
+  return result.rows.map((r) => ({ id: r.id as string, events: r.events as string[] }));
+}
+
+export interface SubscriptionFilter {
+  id: string;
+  events: string[];
+}
+
 export interface SubscriptionChanges {
   url?: string | undefined;
   events?: string[] | undefined;
@@ -83,11 +95,13 @@ export async function updateSubscription(db: Queryable, workspaceId: string, id:
       where workspace_id = $1 and id = $2 and version = $3 returning ${VIEW}`,
     [workspaceId, id, version, changes.url ?? null, changes.events ?? null, changes.description ?? null, changes.enabled ?? null],
   );
+  if (result.rows[0]) noteChange(db, { kind: 'subscription', id: workspaceId });
   return result.rows[0] ? mapSubscription(result.rows[0]) : null;
 }
 
 /** Deletes the subscription (its deliveries go with it, by foreign key); returns the final view. */
 export async function deleteSubscription(db: Queryable, workspaceId: string, id: string): Promise<Subscription | null> {
   const result = await db.query(`delete from subscriptions where workspace_id = $1 and id = $2 returning ${VIEW}`, [workspaceId, id]);
+  if (result.rows[0]) noteChange(db, { kind: 'subscription', id: workspaceId });
   return result.rows[0] ? mapSubscription(result.rows[0]) : null;
 }

@@ -15,6 +15,7 @@ import {
   type FindingEvidence,
   type RunRow,
   type Services,
+  type ThreadState,
 } from '../../../runtime/index.js';
 
 // One finding of the finding agent's output. The attempt already validated the output against
@@ -97,8 +98,11 @@ async function recordFindings(tx: pg.PoolClient, analysis: FindingAnalysis, seal
  * runs under a savepoint: a failure here is logged and leaves the analysis without findings
  * rather than undoing the seal of its run.
  */
-export async function recordAnalysisFindings(tx: pg.PoolClient, sealed: RunRow, services: Services): Promise<void> {
+export async function recordAnalysisFindings(tx: pg.PoolClient, sealed: RunRow, services: Services, thread: ThreadState): Promise<void> {
   if (sealed.status !== 'completed') return;
+  // An analysis's run is on the thread start-analysis made for it, labelled with the analysis
+  // id: any other thread's run needs no lookup (a statement saved on every seal).
+  if (typeof thread.labels?.finding_analysis_id !== 'string') return;
   const analysis = await lockFindingAnalysisOfRun(tx, sealed.id);
   if (!analysis) return;
   await tx.query('savepoint record_findings');

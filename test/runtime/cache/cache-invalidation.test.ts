@@ -21,9 +21,11 @@ let adminA: Client;
 let adminB: Client;
 let agentId: string;
 let otherWorkspaceId: string;
+// Webhook deliveries are only counted (outbox rows), never sent anywhere that answers.
+const HOOK_ORIGIN = 'http://127.0.0.1:9';
 const prefix = `svc-test-cache-${Math.random().toString(36).slice(2)}:`;
 
-const start = () => startTestService({ databaseUrl: db.url, kvUrl: redis.url, env: { SVC_KV__KEY_PREFIX: prefix, SVC_AUTH__RATE_LIMIT_PER_MINUTE: '0' } });
+const start = () => startTestService({ databaseUrl: db.url, kvUrl: redis.url, env: { SVC_KV__KEY_PREFIX: prefix, SVC_AUTH__RATE_LIMIT_PER_MINUTE: '0', SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([HOOK_ORIGIN]) } });
 
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -136,6 +138,44 @@ test("an agent PATCH through A is seen by B's GET within 100 ms", async () => {
   assert.is(seen.body.name, 'Renamed');
   assert.is(seen.headers.get('etag'), patched.headers.get('etag'));
   assert.ok(ms < 100, `seen after ${ms.toFixed(1)} ms`);
+});
+
+test("a subscription created, disabled and re-enabled through A is honoured by B's next event within 100 ms", async () => {
+  const session = await adminB.post('/api/v1/sessions', {});
+  assert.is(session.status, 201);
+  /** Posts an input on a fresh thread through B (a run.accepted event); returns its run id. */
+  const acceptOnB = async (): Promise<string> => {
+    const thread = await adminB.post(`/api/v1/sessions/${session.body.id}/threads`, {});
+    const posted = await adminB.post(`/api/v1/threads/${thread.body.id}/inbox`, { agent_id: agentId, payload: { content: [{ type: 'text', text: 'hi' }] } }, { 'idempotency-key': `sub-${Math.random()}` });
+    assert.is(posted.status, 201, JSON.stringify(posted.body));
+    return posted.body.run.id as string;
+  };
+  const deliveriesOf = async (subscriptionId: string, runId: string): Promise<number> => {
+    const rows = await withTransaction(a.services.pool, (tx) => tx.query(`select count(*)::int as n from outbox where subscription_id = $1 and event_type = 'run.accepted' and payload->>'body' like '%' || $2 || '%'`, [subscriptionId, runId]));
+    return rows.rows[0].n as number;
+  };
+  await acceptOnB(); // B now holds the workspace's subscription index: empty
+  const created = await adminA.post('/api/v1/subscriptions', { url: `${HOOK_ORIGIN}/hook`, events: ['run.accepted'] });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.subscription.id as string;
+  const t0 = performance.now();
+  let runId = await acceptOnB();
+  while ((await deliveriesOf(id, runId)) === 0 && performance.now() - t0 < 2_000) runId = await acceptOnB();
+  const ms = performance.now() - t0;
+  assert.is(await deliveriesOf(id, runId), 1, 'B announced the run to the new subscription');
+  assert.ok(ms < 100, `seen after ${ms.toFixed(1)} ms`);
+  const one = await adminA.get(`/api/v1/subscriptions/${id}`);
+  const disabled = await adminA.patch(`/api/v1/subscriptions/${id}`, { enabled: false }, { 'if-match': one.headers.get('etag')! });
+  assert.is(disabled.status, 200);
+  const t1 = performance.now();
+  runId = await acceptOnB();
+  while ((await deliveriesOf(id, runId)) === 1 && performance.now() - t1 < 2_000) runId = await acceptOnB();
+  assert.is(await deliveriesOf(id, runId), 0, 'a disabled subscription gets nothing');
+  assert.ok(performance.now() - t1 < 100, 'the disable reached B within 100 ms');
+  // A write in B's own process is seen by its next event at once.
+  const again = await adminB.get(`/api/v1/subscriptions/${id}`);
+  assert.is((await adminB.patch(`/api/v1/subscriptions/${id}`, { enabled: true }, { 'if-match': again.headers.get('etag')! })).status, 200);
+  assert.is(await deliveriesOf(id, await acceptOnB()), 1);
 });
 
 test("a cached agent stays 404 under another workspace (session and that workspace's key)", async () => {

@@ -1,0 +1,84 @@
+// The hot transactions' round trips (issue #18): the service's database connections go through
+// the bench's counting proxy, which records every transaction with the number of times its
+// connection waited for an answer before it could send more. Pipelined statements share a
+// round trip (runtime/db/transaction.ts), so these counts are exact, whatever the machine load:
+// - the inbox POST on an idle thread: (1) BEGIN + the Idempotency-Key try-lock and record read +
+//   the thread lock taking the position, (2) entry + run + thread update, (3) the key's record +
+//   COMMIT — three round trips, one commit;
+// - the seal (with its final step when that commits with it): (1) BEGIN + thread lock + fenced
+//   pointer move, (2) the step's rows, the seal, entry, history, thread and the next-entry read,
+//   (3) COMMIT; a step committed on its own: (1) BEGIN + pointer move, (2) its rows + COMMIT;
+// - one claim per run: neither the NOTIFY that follows the local wake (role all) nor the slot
+//   the run frees sends a claim that would find nothing.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startTransactionCounter, type RecordedTransaction, type TransactionCounter } from '../../../bench/pg-transaction-counter.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { startRunFixture, until, type RunFixture } from '../../support/run-fixture.js';
+
+const test = suite('actors/run-engine/round-trips');
+let db: TestDatabase;
+let counter: TransactionCounter;
+let f: RunFixture;
+
+test.before(async () => {
+  db = await createTestDatabase('trips');
+  const target = new URL(db.url);
+  counter = await startTransactionCounter({ host: target.hostname, port: Number(target.port || 5432) }, { record: true });
+  const proxied = new URL(db.url);
+  proxied.host = `127.0.0.1:${counter.port}`;
+  // No poll claims in the window (the fallback poll would add claims that are not the run's).
+  f = await startRunFixture({ databaseUrl: proxied.toString(), env: { SVC_WORKER__POLL_SECONDS: '300' } });
+});
+test.after(async () => {
+  await f?.stop();
+  await counter?.close();
+  await db?.drop();
+});
+
+const having = (transactions: RecordedTransaction[], marker: string): RecordedTransaction[] => transactions.filter((t) => t.statements.some((s) => s.includes(marker)));
+
+async function runOnce(text: string, key: string): Promise<{ runId: string; transactions: RecordedTransaction[] }> {
+  counter.takeTransactions();
+  const posted = await f.client.post(`/api/v1/threads/${f.threadId}/inbox`, { agent_id: f.agentId, payload: { content: [{ type: 'text', text }] } }, { 'idempotency-key': key });
+  assert.is(posted.status, 201, JSON.stringify(posted.body));
+  const runId = posted.body.run.id as string;
+  await until(() => f.client.get(`/api/v1/runs/${runId}`), (r) => r.body.status === 'completed');
+  // Whatever the run's end still causes (a freed slot's claim, if any) has happened by now.
+  await new Promise((r) => setTimeout(r, 300));
+  return { runId, transactions: counter.takeTransactions() };
+}
+
+test('an inbox POST is three round trips and one commit; a seal three, a step two; one claim per run', async () => {
+  await runOnce('warm-up', 'trips-warm-up'); // caches, the worker's threads, the model connection
+  for (const i of [1, 2]) {
+    const { transactions } = await runOnce(`hello ${i}`, `trips-${i}`);
+    const posts = having(transactions, 'insert into inbox_entries');
+    assert.is(posts.length, 1, 'the POST is one transaction');
+    assert.is(posts[0]!.round_trips, 3, JSON.stringify(posts[0]));
+    assert.is(posts[0]!.statements.filter((s) => s === 'commit').length, 1);
+    const seals = having(transactions, 'with sealed as');
+    assert.is(seals.length, 1, 'the run seals in one transaction');
+    // BEGIN + thread lock + (the final step's fenced pointer move, when it commits with the
+    // seal), then the seal and what it implies, then COMMIT.
+    assert.is(seals[0]!.round_trips, 3, JSON.stringify(seals[0]));
+    // A step committed on its own: BEGIN + fenced pointer move, then its rows + COMMIT.
+    for (const step of having(transactions, 'with owned as').filter((t) => !t.statements.some((x) => x.includes('with sealed as')))) assert.is(step.round_trips, 2, JSON.stringify(step));
+    const claims = having(transactions, "set status = 'running', attempts = r.attempts + 1");
+    assert.is(claims.length, 1, `claims: ${claims.length}`);
+  }
+});
+
+test('a replayed POST answers from its record in one round trip and writes nothing', async () => {
+  counter.takeTransactions();
+  const replay = await f.client.post(`/api/v1/threads/${f.threadId}/inbox`, { agent_id: f.agentId, payload: { content: [{ type: 'text', text: 'hello 1' }] } }, { 'idempotency-key': 'trips-1' });
+  assert.is(replay.status, 201);
+  assert.is(replay.headers.get('idempotent-replayed'), 'true');
+  const tried = having(counter.takeTransactions(), 'pg_try_advisory_xact_lock');
+  assert.is(tried.length, 1);
+  assert.ok(tried[0]!.rolled_back || tried[0]!.statements.includes('rollback'), 'the replay rolls its transaction back');
+  // BEGIN + key + thread lock, then the ROLLBACK.
+  assert.is(tried[0]!.round_trips, 2, JSON.stringify(tried[0]));
+});
+
+test.run();
