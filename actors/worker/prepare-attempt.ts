@@ -31,7 +31,10 @@ export async function prepareAttempt(services: Services, models: ModelSources, r
     resolveRunModel(services, models, run.workspace_id, modelKey),
     resolveReviewerModel(services, models, run, modelKey),
     loadCheckpoint(services, run),
-    getThread(services.pool, run.workspace_id, run.thread_id),
+    // The thread's history as the run started: history_start is its length then, and only the
+    // seal of the thread's current run (this one) appends to it, so a run that started on an
+    // empty history (a conversation's first input) needs no read.
+    run.history_start === 0 ? null : getThread(services.pool, run.workspace_id, run.thread_id),
     prepareToolResources(services, models.registry, run, prepare),
     resolveMediaModels(services, models, run),
     resumeAssetFacts(services, run),

@@ -14,29 +14,53 @@
 // transaction), so `commits_per_*` are exact (`*_idle_foreground_commits` shows the residue).
 // `commits_per_*` count writing commits (an xid assigned: a commit record and its fsync);
 // `transactions_per_*` count every transaction, read-only ones (credential lookup) included.
+import pg from 'pg';
 import { startModelServer } from '../model-server.js';
+import { processCpuMs } from '../proc-cpu.js';
 import { startTransactionCounter, type TransactionCounter, type TransactionCounts } from '../pg-transaction-counter.js';
 import { type BenchContext, type Figures, type Scenario } from '../scenario.js';
 import { prepareServiceEnv, startServiceProcess, stopProcess, type ServiceEnv } from '../service-harness.js';
 import { Api, createThreads, postMessage, seedWorkspace, type SeededWorkspace } from '../service-seed.js';
 import { watchThread } from '../thread-stream.js';
 
-const POSTS = 100;
-const RUNS = 50;
+const POSTS = 300;
+const RUNS = 100;
 const IDLE_MS = 1_500;
 const EVENT_TIMEOUT_MS = 15_000;
 
 interface Window {
   counts: TransactionCounts;
   ms: number;
+  /** CPU of the scenario database's own PostgreSQL backends over the window (ms). */
+  backendCpuMs: number;
 }
 
+/**
+ * CPU (ms) so far of each backend connected to the scenario's database, by pid. Only this
+ * database's sessions count, so other work on the same server (another suite, another bench)
+ * does not: a per-operation PostgreSQL figure that holds on a busy machine, unlike the
+ * machine-wide postgres CPU of the throughput scenarios. A backend that starts inside a window
+ * counts from zero; one that exits inside it is lost (the service's pool keeps its sessions).
+ */
+async function backendCpu(admin: pg.Client, database: string): Promise<Map<number, number>> {
+  const rows = (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database])).rows;
+  return new Map(rows.map((r) => [r.pid, processCpuMs(r.pid)] as const).filter(([, ms]) => Number.isFinite(ms)));
+}
+
+/** Set once the scenario knows its database: the backends whose CPU the windows measure. */
+let backends: { admin: pg.Client; database: string } | null = null;
+
 async function countWindow(counter: TransactionCounter, fn: () => Promise<void>): Promise<Window> {
+  const cpuBefore = backends ? await backendCpu(backends.admin, backends.database) : new Map<number, number>();
   const before = counter.counts();
   const t0 = performance.now();
   await fn();
   const after = counter.counts();
+  const cpuAfter = backends ? await backendCpu(backends.admin, backends.database) : new Map<number, number>();
+  let backendCpuMs = 0;
+  for (const [pid, ms] of cpuAfter) backendCpuMs += ms - (cpuBefore.get(pid) ?? 0);
   return {
+    backendCpuMs,
     ms: performance.now() - t0,
     counts: {
       transactions: after.transactions - before.transactions,
@@ -56,6 +80,12 @@ const foregroundWriting: Measure = (c) => c.writing - c.writing_background;
 function perOp(work: Window, idle: Window, ops: number, measure: Measure): number {
   const background = (measure(idle.counts) / idle.ms) * work.ms;
   return Math.round(((measure(work.counts) - background) / ops) * 100) / 100;
+}
+
+/** The database's backend CPU per operation, the idle window's rate subtracted (ms, 3 decimals). */
+function backendCpuPerOp(work: Window, idle: Window, ops: number): number {
+  const background = (idle.backendCpuMs / idle.ms) * work.ms;
+  return Math.round(((work.backendCpuMs - background) / ops) * 1000) / 1000;
 }
 
 const idleWindow = (counter: TransactionCounter): Promise<Window> => countWindow(counter, () => new Promise((r) => setTimeout(r, IDLE_MS)));
@@ -82,6 +112,7 @@ async function phasePosts(ctx: BenchContext, seed: SeededWorkspace, counter: Tra
     transactions_per_inbox_post: perOp(work, idle, POSTS, (c) => c.transactions),
     statements_per_inbox_post: perOp(work, idle, POSTS, (c) => c.statements),
     round_trips_per_inbox_post: perOp(work, idle, POSTS, (c) => c.round_trips),
+    postgres_backend_cpu_ms_per_inbox_post: backendCpuPerOp(work, idle, POSTS),
     post_idle_foreground_commits: foregroundWriting(idle.counts),
   };
 }
@@ -110,6 +141,7 @@ async function phaseRuns(ctx: BenchContext, seed: SeededWorkspace, env: ServiceE
     transactions_per_run: perOp(work, idle, RUNS, (c) => c.transactions),
     statements_per_run: perOp(work, idle, RUNS, (c) => c.statements),
     round_trips_per_run: perOp(work, idle, RUNS, (c) => c.round_trips),
+    postgres_backend_cpu_ms_per_run: backendCpuPerOp(work, idle, RUNS),
     background_commits_in_window: work.counts.writing_background,
     run_idle_foreground_commits: foregroundWriting(idle.counts),
   };
@@ -127,6 +159,11 @@ async function run(ctx: BenchContext): Promise<Figures> {
     SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
     SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
   };
+  const admin = new pg.Client({ connectionString: env.databaseUrl });
+  await admin.connect();
+  ctx.onCleanup(() => admin.end());
+  backends = { admin, database: target.pathname.slice(1) };
+  ctx.onCleanup(() => void (backends = null));
   const control = await startServiceProcess(ctx, env, 'control', overrides);
   const seed = await seedWorkspace(ctx, env, control.url, model.url);
   const posts = await phasePosts(ctx, seed, counter);
