@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { parseArgs } from 'node:util';
 import { Piscina } from 'piscina';
-import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv, type AttemptMessage, type AttemptStart } from '../actors/attempt/index.js';
+import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv, forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart } from '../actors/attempt/index.js';
 import { processCpuMs, processThreads, threadCpuMs } from './proc-cpu.js';
 
 const MODEL_SERVER_JS = fileURLToPath(new URL('./model-server.js', import.meta.url));
@@ -75,27 +75,33 @@ function start(url: string, n: number): AttemptStart {
   };
 }
 
-/** One attempt through the pool; resolves with the number of messages once `done` arrives. */
-function attempt(pool: Piscina, s: AttemptStart): Promise<number> {
+/** One attempt through the pool; resolves with the number of messages and of port posts (a batch is one) once `done` arrives. */
+function attempt(pool: Piscina, s: AttemptStart): Promise<{ count: number; posts: number }> {
   const { port1, port2 } = new MessageChannel();
   let count = 0;
-  return new Promise<number>((resolve, reject) => {
-    port1.on('message', (m: AttemptMessage) => {
+  let posts = 0;
+  return new Promise<{ count: number; posts: number }>((resolve, reject) => {
+    port1.on('message', (post: AttemptPost) => {
+      posts++;
+      forEachAttemptMessage(post, onMessage);
+    });
+    const onMessage = (m: AttemptMessage): void => {
       count++;
       if (m.type === 'host.request') port1.postMessage({ type: 'host.response', id: m.id, ok: true, result: s.model });
       if (m.type === 'done') {
         port1.close();
-        if (m.outcome === 'completed') resolve(count);
+        if (m.outcome === 'completed') resolve({ count, posts });
         else reject(new Error(`attempt ${m.outcome}: ${JSON.stringify(m.failure)}`));
       }
-    });
+    };
     pool.run({ start: s, port: port2 }, { transferList: [port2] }).catch(reject);
   });
 }
 
-async function runMany(pool: Piscina, url: string, total: number, lanes: number, rate: number, offset: number): Promise<number> {
+async function runMany(pool: Piscina, url: string, total: number, lanes: number, rate: number, offset: number): Promise<{ messages: number; posts: number }> {
   let next = 0;
   let messages = 0;
+  let posts = 0;
   const t0 = performance.now();
   const lane = async (): Promise<void> => {
     while (next < total) {
@@ -103,12 +109,13 @@ async function runMany(pool: Piscina, url: string, total: number, lanes: number,
       // Paced: attempt n starts no earlier than n / rate seconds in.
       const wait = rate > 0 ? t0 + (n * 1000) / rate - performance.now() : 0;
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      const count = await attempt(pool, start(url, offset + n));
-      messages += count;
+      const one = await attempt(pool, start(url, offset + n));
+      messages += one.count;
+      posts += one.posts;
     }
   };
   await Promise.all(Array.from({ length: lanes }, lane));
-  return messages;
+  return { messages, posts };
 }
 
 /** CPU (ms) of the threads the process did not have before the pool (`before`): the pool's. */
@@ -127,7 +134,7 @@ async function main(): Promise<void> {
   try {
     await runMany(pool, server.url, args.warmup, args.lanes, 0, 0);
     const [cpu0, main0, pool0, t0] = [processCpuMs(process.pid), threadCpuMs(process.pid, process.pid), poolThreadsCpuMs(before), performance.now()];
-    const messages = await runMany(pool, server.url, args.attempts, args.lanes, args.rate, args.warmup);
+    const { messages, posts } = await runMany(pool, server.url, args.attempts, args.lanes, args.rate, args.warmup);
     const [cpu1, main1, pool1, t1] = [processCpuMs(process.pid), threadCpuMs(process.pid, process.pid), poolThreadsCpuMs(before), performance.now()];
     const per = (ms: number): number => Math.round((ms / args.attempts) * 1000) / 1000;
     console.log(
@@ -139,6 +146,7 @@ async function main(): Promise<void> {
         cpu_ms_per_attempt_pool: per(pool1 - pool0),
         cpu_ms_per_attempt_helpers: per(cpu1 - cpu0 - (main1 - main0) - (pool1 - pool0)),
         messages_per_attempt: Math.round((messages / args.attempts) * 10) / 10,
+        posts_per_attempt: Math.round((posts / args.attempts) * 10) / 10,
         attempts_per_sec: Math.round((args.attempts / (t1 - t0)) * 1000),
       }),
     );
