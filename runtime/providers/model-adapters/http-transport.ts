@@ -42,21 +42,32 @@ export const nodeHttpRequest: HttpRequester = (url, init) => {
   const send = secure ? httpsRequest : httpRequest;
   const pool = keepAliveAgents();
   return new Promise<HttpResponse>((resolve, reject) => {
+    let response: IncomingMessage | null = null;
     const req = send(target, {
       method: init.method,
       headers: { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) },
       agent: secure ? pool.https : pool.http,
     });
     const onAbort = (): void => {
-      req.destroy(abortError());
+      if (response === null) {
+        reject(abortError());
+        req.destroy();
+      } else if (!response.complete) {
+        // The body's iteration throws this; the connection goes with it. A complete response
+        // is left alone: its connection may already serve another call.
+        response.destroy(abortError());
+      }
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    req.once('error', (err) => {
+    // Kept for the request's whole life: a socket destroyed by an abort reports here after the
+    // promise has settled, and an 'error' nobody listens to would end the thread.
+    req.on('error', (err) => {
       signal.removeEventListener('abort', onAbort);
       reject(err);
     });
     req.once('response', (res) => {
-      // From here on an abort ends the body (its iteration throws), not the promise.
+      response = res;
+      res.on('error', () => undefined); // reported by the body's iteration, if anyone still reads it
       res.once('close', () => signal.removeEventListener('abort', onAbort));
       resolve(responseOf(res, signal));
     });

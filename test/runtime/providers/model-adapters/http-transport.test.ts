@@ -52,11 +52,31 @@ test('a response whose end comes after the finish event is drained, and its conn
     const first = await collect(streamModel('openai-chat', { base_url: srv.url }, request));
     assert.is(first.at(-1)?.type, 'finish');
     assert.is(await srv.seen[0]?.closed, 'completed', 'the first response was read to its end, not cut');
+    // The client puts the socket back in its pool when it reads the end, a moment after the
+    // server wrote it; nothing on the server side can observe that moment.
     await new Promise((r) => setTimeout(r, 100));
     const second = await collect(streamModel('openai-chat', { base_url: srv.url }, request));
     assert.is(second.at(-1)?.type, 'finish');
     assert.is(srv.seen.length, 2);
     assert.is(srv.seen[1]?.socket, srv.seen[0]?.socket, 'the second call reused the first connection');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a consumer that stops early on a response already complete ends the call without an unhandled error', async () => {
+  // The whole response arrives in one write: it is complete when the consumer stops at the
+  // first delta, and the abort that follows must leave its connection alone.
+  const srv = await server((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(readFixture('openai-chat-text.sse'));
+  });
+  try {
+    for (let i = 0; i < 3; i++) {
+      for await (const e of streamModel('openai-chat', { base_url: srv.url }, request)) if (e.type === 'text_delta') break;
+    }
+    const events = await collect(streamModel('openai-chat', { base_url: srv.url }, request));
+    assert.is(events.at(-1)?.type, 'finish', 'later calls still work');
   } finally {
     await srv.close();
   }
