@@ -19,16 +19,55 @@ export function threadCpuMs(pid: number, tid: number): number {
 }
 
 function statCpuMs(path: string): number {
+  const fields = statFields(path);
+  return fields ? (Number(fields[11]) + Number(fields[12])) * TICK_MS : NaN;
+}
+
+/** The fields of a stat file after the parenthesised command (which may hold spaces): [0] is state (field 3). */
+function statFields(path: string): string[] | null {
   try {
     const stat = readFileSync(path, 'utf8');
-    // Fields after the parenthesised command (which may hold spaces): state is field 3.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return NaN;
+    return null;
   }
 }
 
+/** Every thread of a process: its id, when it started (ms after boot) and its CPU so far. */
+export function processThreads(pid: number): Array<{ tid: number; startMs: number; cpuMs: number }> {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const out: Array<{ tid: number; startMs: number; cpuMs: number }> = [];
+  for (const tid of tids) {
+    const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
+    if (fields) out.push({ tid: Number(tid), startMs: Number(fields[19]) * TICK_MS, cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS });
+  }
+  return out;
+}
+
+/**
+ * CPU of a process's threads other than the main one, split by when they started: `early` ones
+ * started within `lateMs` of the main thread (V8's platform threads — GC, compilation — and
+ * libuv's, all created while the process boots), `late` ones after (for a worker process: the
+ * attempt pool's threads, started when the worker host is built, after the database connects).
+ * All Node threads are named `node`, so start time is what tells them apart.
+ */
+export function threadGroupsCpuMs(pid: number, lateMs = 300): { early: number; late: number } {
+  const threads = processThreads(pid);
+  const main = threads.find((t) => t.tid === pid);
+  if (!main) return { early: NaN, late: NaN };
+  const out = { early: 0, late: 0 };
+  for (const t of threads) {
+    if (t.tid === pid) continue;
+    if (t.startMs - main.startMs > lateMs) out.late += t.cpuMs;
+    else out.early += t.cpuMs;
+  }
+  return out;
+}
 /** Summed CPU of every process whose command name is `comm` (e.g. every postgres backend). */
 export function commandCpuMs(comm: string): number {
   let total = 0;

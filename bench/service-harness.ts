@@ -138,12 +138,16 @@ export async function runBin(ctx: BenchContext, env: ServiceEnv, args: string[],
 /**
  * Node flags for the service processes. BENCH_SERVICE_CPU_PROF=<dir> adds `--cpu-prof` so each
  * process writes a .cpuprofile at its (graceful) exit; read them with `node
- * dist/bench/profile-summary.js <dir>`. The harness, not the service, reads this variable.
+ * dist/bench/profile-summary.js <dir>`. BENCH_SERVICE_NODE_FLAGS (space-separated, e.g.
+ * `--v8-pool-size=1`) and BENCH_WORKER_NODE_FLAGS (worker processes only) add flags, to measure
+ * a V8 or Node setting without a build. The harness, not the service, reads these variables.
  */
 function nodeFlags(role: ServiceRole, port: number): string[] {
   const dir = process.env.BENCH_SERVICE_CPU_PROF;
+  const split = (v: string | undefined): string[] => (v ?? '').split(' ').filter((f) => f !== '');
+  const extra = [...split(process.env.BENCH_SERVICE_NODE_FLAGS), ...(role === 'worker' ? split(process.env.BENCH_WORKER_NODE_FLAGS) : [])];
   // One folder per process (Node 20's --cpu-prof-name has no pid placeholder).
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${join(dir, `${role}-${port}`)}`] : [];
+  return dir ? [...extra, '--cpu-prof', `--cpu-prof-dir=${join(dir, `${role}-${port}`)}`] : extra;
 }
 
 /** Starts `node dist/main.js run --role <role>` and waits for /readyz 200. */

@@ -3,14 +3,17 @@
 // drain flag, and a queue of steer entries. It also carries host requests: the attempt asks,
 // the host answers on the same port (request ids are unique per attempt, so an answer always
 // finds its request).
-// Deltas are coalesced per event-loop turn: the first delta of a turn is posted at once (the
-// first token is never held), later deltas of the same item in the same turn — a network read
-// that carried many SSE events — are concatenated into one message posted before anything else
-// and at the latest when the turn ends (setImmediate). One message instead of one per token
-// saves a structured clone and a cross-thread wake-up here, and a stream event downstream.
+// Messages are posted per event-loop turn: what the loop posts in one turn goes to the host as
+// one post (a `batch` when there are several, attempt-protocol.ts AttemptPost) when the turn
+// ends (setImmediate), or at once when waiting would cost latency: the first delta of a turn
+// (the first token is never held), a host request (the attempt waits for its answer) and the
+// terminal `done` (nothing may follow it; the task resolves right after). Later deltas of the
+// same item in a turn — a network read that carried many SSE events — are concatenated into
+// one message. Each post is a structured clone and a cross-thread wake-up of the host; a run
+// that posted 8 messages posts 2 or 3.
 import type { MessagePort } from 'node:worker_threads';
 import { checkSchema } from '../../runtime/providers/model-adapters/index.js';
-import { HostMessage, type AttemptMessage, type SteerEntry } from './attempt-protocol.js';
+import { HostMessage, type AttemptMessage, type AttemptPost, type SteerEntry } from './attempt-protocol.js';
 
 type DeltaMessage = Extract<AttemptMessage, { type: 'item.delta' }>;
 
@@ -42,12 +45,19 @@ export class AttemptPort implements HostPort {
   private drainRequested = false;
   private steers: SteerEntry[] = [];
   private finished = false;
-  /** Deltas held in this event-loop turn (one item's, concatenated); null when none. */
+  /** Messages posted in this event-loop turn and not yet sent, in order. */
+  private queued: AttemptMessage[] = [];
+  /** Checkpoint bytes among `queued`, moved (not copied) with the post that carries them. */
+  private transfer: ArrayBuffer[] = [];
+  /** The last delta of this turn, still growing (one item's deltas, concatenated); null when none. */
   private held: DeltaMessage | null = null;
-  /** Set while a turn has already posted a delta: its later deltas are held until it ends. */
+  /** Set once this turn has sent a delta: its later deltas wait for the turn's end. */
+  private deltaSent = false;
+  /** The turn's end, scheduled while anything waits to be sent or a delta was sent. */
   private turnEnd: NodeJS.Immediate | null = null;
   private readonly endTurn = (): void => {
     this.turnEnd = null;
+    this.deltaSent = false;
     this.flush();
   };
   private readonly onMessage = (message: unknown): void => this.receive(message);
@@ -75,17 +85,17 @@ export class AttemptPort implements HostPort {
   post(message: AttemptMessage): void {
     if (this.finished) throw new Error(`attempt already finished; cannot post ${message.type}`);
     if (message.type === 'item.delta') return this.postDelta(message);
-    // Held deltas go first: the host sees every message in the order the loop posted it.
-    this.flush();
-    if (message.type === 'checkpoint') {
-      // The state bytes own their ArrayBuffer (agent-state.ts copies them), so transferring
-      // moves them to the host without a copy and without detaching anything shared.
-      this.port.postMessage(message, [message.state.buffer as ArrayBuffer]);
-    } else {
-      this.port.postMessage(message);
-    }
+    // A held delta goes first: the host sees every message in the order the loop posted it.
+    this.releaseHeld();
+    this.queued.push(message);
+    // The state bytes own their ArrayBuffer (agent-state.ts copies them), so transferring
+    // moves them to the host without a copy and without detaching anything shared.
+    if (message.type === 'checkpoint') this.transfer.push(message.state.buffer as ArrayBuffer);
+    if (message.type === 'done' || message.type === 'host.request') this.flush();
+    else this.scheduleTurnEnd();
     // The terminal message ends the attempt: nothing may follow it (the host finishes the
-    // attempt on `done`, not on the task promise).
+    // attempt on `done`, not on the task promise), and it has been sent above, before the
+    // task can resolve.
     if (message.type === 'done') this.finished = true;
   }
 
@@ -120,10 +130,12 @@ export class AttemptPort implements HostPort {
   }
 
   private postDelta(message: DeltaMessage): void {
-    if (this.turnEnd === null) {
-      // The first delta of this turn: posted now, so the first token is never delayed.
-      this.turnEnd = setImmediate(this.endTurn);
-      this.port.postMessage(message);
+    if (!this.deltaSent) {
+      // The first delta of this turn: sent now with whatever the turn queued before it.
+      this.deltaSent = true;
+      this.queued.push(message);
+      this.flush();
+      this.scheduleTurnEnd(); // later deltas of this turn wait for its end
       return;
     }
     const held = this.held;
@@ -131,20 +143,36 @@ export class AttemptPort implements HostPort {
       this.held = { type: 'item.delta', ordinal: held.ordinal, delta: concatDeltas(held.delta, message.delta) };
       return;
     }
-    this.flush();
+    this.releaseHeld();
     this.held = message;
   }
 
-  private flush(): void {
-    const held = this.held;
-    if (held === null) return;
+  /** Moves the held delta to the queue (it is complete once anything else is posted). */
+  private releaseHeld(): void {
+    if (this.held === null) return;
+    this.queued.push(this.held);
     this.held = null;
-    this.port.postMessage(held);
+  }
+
+  private scheduleTurnEnd(): void {
+    this.turnEnd ??= setImmediate(this.endTurn);
+  }
+
+  /** Sends everything queued and held, as one post. */
+  private flush(): void {
+    this.releaseHeld();
+    const queued = this.queued;
+    if (queued.length === 0) return;
+    const transfer = this.transfer;
+    this.queued = [];
+    this.transfer = [];
+    const post: AttemptPost = queued.length === 1 ? queued[0]! : { type: 'batch', messages: queued };
+    this.port.postMessage(post, transfer);
   }
 
   /** Stops listening; the host owns the port and closes it after reading `done`. */
   release(): void {
-    this.flush(); // nothing is held after `done`; this covers a task that ended without one
+    this.flush(); // nothing is queued after `done`; this covers a task that ended without one
     if (this.turnEnd !== null) clearImmediate(this.turnEnd);
     this.turnEnd = null;
     this.port.off('message', this.onMessage);

@@ -236,3 +236,18 @@ export const AttemptMessage = Type.Union([
 ]);
 export type AttemptMessage = Static<typeof AttemptMessage>;
 export type DoneMessage = Extract<AttemptMessage, { type: 'done' }>;
+
+/**
+ * One post on the port, attempt → host: a single AttemptMessage, or a `batch` of the messages
+ * the attempt posted in one event-loop turn, in the order it posted them (one structured clone
+ * and one wake-up of the host thread instead of one per message). The host handles a batch's
+ * messages exactly as if each had come alone (forEachAttemptMessage).
+ */
+export const AttemptPost = Type.Union([AttemptMessage, Type.Object({ type: Type.Literal('batch'), messages: Type.Array(AttemptMessage, { minItems: 2 }) })]);
+export type AttemptPost = Static<typeof AttemptPost>;
+
+/** Calls `handle` for each message of a post, in order. */
+export function forEachAttemptMessage(post: AttemptPost, handle: (message: AttemptMessage) => void): void {
+  if (post.type === 'batch') for (const message of post.messages) handle(message);
+  else handle(post);
+}

@@ -14,7 +14,7 @@ import {
   runView,
   type RunRow,
 } from '../../runtime/index.js';
-import type { AttemptMessage, AttemptStart, DoneMessage } from '../attempt/index.js';
+import { forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart, type DoneMessage } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/index.js';
 import { sealAndAdvance } from '../threads/index.js';
 import { packDisplayPages, PAGE_ITEMS } from './display-pages.js';
@@ -114,7 +114,8 @@ export class AttemptRunner {
     if (this.run.attempts > 1) await this.context.bus.publish(this.run.thread_id, [{ type: 'tail.reset', run_id: this.run.id, ordinal: this.run.next_ordinal, attempt: this.run.attempts }]);
     const channel = new MessageChannel();
     this.port = channel.port1;
-    this.port.on('message', (message: AttemptMessage) => this.onPortMessage(message));
+    // A batch is the messages of one turn of the attempt, handled one by one in their order.
+    this.port.on('message', (post: AttemptPost) => forEachAttemptMessage(post, (message) => this.onPortMessage(message)));
     this.pool.run({ start, port: channel.port2 }, { transferList: [channel.port2] as never }).catch((error: unknown) => {
       // The attempt ends on its `done` message; a task that dies first is a crashed attempt.
       this.enqueue(async () => {

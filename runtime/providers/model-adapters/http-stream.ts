@@ -4,10 +4,10 @@
 import { modelError, MODEL_ERROR_CODES, type ModelError, type ModelEvent } from './model-events.js';
 import { ModelProtocolError } from './protocol-error.js';
 import { httpError, safeMessage } from './upstream-errors.js';
-import type { FetchLike, HttpCall, WireProtocol } from './wire-protocol.js';
+import type { HttpCall, HttpRequester, HttpResponse, WireProtocol } from './wire-protocol.js';
 
 export interface AttemptContext {
-  fetch: FetchLike;
+  send: HttpRequester;
   signal?: AbortSignal | undefined;
   timeout_ms?: number | undefined;
   /** Credential values to scrub from any message that leaves this module. */
@@ -50,9 +50,9 @@ export async function* streamHttpCall(
 
   try {
     arm();
-    let response: Response;
+    let response: HttpResponse;
     try {
-      response = await ctx.fetch(call.url, { method: 'POST', headers: call.headers, body: call.body, signal: controller.signal });
+      response = await ctx.send(call.url, { method: 'POST', headers: call.headers, body: call.body, signal: controller.signal });
     } catch (err) {
       yield failure(err);
       return;

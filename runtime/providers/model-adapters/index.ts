@@ -10,6 +10,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { checkSchema } from './compiled-check.js';
 import { streamHttpCall } from './http-stream.js';
+import { nodeHttpRequest } from './http-transport.js';
 import { decodeAnthropicMessages, prepareAnthropicMessages } from './anthropic-messages.js';
 import { decodeBedrockConverse, prepareBedrockConverse } from './bedrock-converse.js';
 import { decodeCohereChat, prepareCohereChat } from './cohere-chat.js';
@@ -20,7 +21,7 @@ import { ModelRequest, unresolvedAsset } from './model-request.js';
 import { decodeOpenAiChat, prepareOpenAiChat } from './openai-chat.js';
 import { decodeOpenAiResponses, prepareOpenAiResponses } from './openai-responses.js';
 import { DEFAULT_RETRY_POLICY, withRetry } from './retry.js';
-import type { ModelEndpoint, StreamOptions, WireProtocol } from './wire-protocol.js';
+import type { HttpRequester, ModelEndpoint, StreamOptions, WireProtocol } from './wire-protocol.js';
 
 export * from './model-events.js';
 export * from './model-request.js';
@@ -81,7 +82,8 @@ export async function* streamModel(
     return;
   }
   const secrets = [endpoint.api_key, endpoint.aws?.secret_access_key, endpoint.aws?.session_token].filter((s): s is string => !!s);
-  const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  const injected = options.fetch;
+  const send: HttpRequester = injected ? (url, init) => injected(url, init) : nodeHttpRequest;
   const policy = {
     max_retries: options.max_retries ?? DEFAULT_RETRY_POLICY.max_retries,
     base_delay_ms: options.retry_base_delay_ms ?? DEFAULT_RETRY_POLICY.base_delay_ms,
@@ -91,7 +93,7 @@ export async function* streamModel(
     // Prepared per attempt: a SigV4 signature is bound to its timestamp.
     () =>
       streamHttpCall(protocol.prepare(endpoint, request, new Date()), protocol.decode, {
-        fetch: fetchImpl,
+        send,
         signal: options.signal,
         timeout_ms: options.timeout_ms,
         secrets,

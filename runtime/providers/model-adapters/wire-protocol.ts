@@ -60,6 +60,18 @@ export function apiKeyHeaders(endpoint: ModelEndpoint, native: ApiKeyScheme): Re
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
+/** What a model call needs of a response; a fetch Response has it, and so does http-transport's. */
+export interface HttpResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: AsyncIterable<Uint8Array> | null;
+  text(): Promise<string>;
+}
+
+/** Sends one model call (always a POST with a string body) and resolves at the response's headers. */
+export type HttpRequester = (url: string, init: { method: 'POST'; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<HttpResponse>;
+
 export interface StreamOptions {
   signal?: AbortSignal;
   /**
@@ -69,6 +81,7 @@ export interface StreamOptions {
   timeout_ms?: number;
   /** Retries after the first attempt for retryable failures before any output (default 2). */
   max_retries?: number;
+  /** Sends the call through this fetch instead of the node:http transport (http-transport.ts). */
   fetch?: FetchLike;
   /** Backoff base and cap; a Retry-After longer than `retry_max_delay_ms` is not waited for. */
   retry_base_delay_ms?: number;

@@ -5,7 +5,7 @@ import { unpack } from 'msgpackr';
 import { Piscina } from 'piscina';
 import * as assert from 'uvu/assert';
 import type { ModelServer } from '../../../bench/model-server.js';
-import { ATTEMPT_TASK_FILE, attemptThreadExecArgv, type AttemptMessage, type AttemptStart, type DoneMessage, type HostMessage } from '../../../actors/attempt/index.js';
+import { ATTEMPT_TASK_FILE, attemptThreadExecArgv, forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart, type DoneMessage, type HostMessage } from '../../../actors/attempt/index.js';
 
 export type Checkpoint = Extract<AttemptMessage, { type: 'checkpoint' }>;
 export type ItemMessage = Extract<AttemptMessage, { type: 'item.started' | 'item.delta' | 'item.completed' }>;
@@ -52,7 +52,8 @@ export function startAttempt(pool: Piscina, start: AttemptStart, host: HostHandl
   const watchers: Array<{ match: (m: AttemptMessage) => boolean; resolve: (m: AttemptMessage) => void }> = [];
   let settle!: { resolve: (d: DoneMessage) => void; reject: (e: unknown) => void };
   const done = new Promise<DoneMessage>((resolve, reject) => (settle = { resolve, reject }));
-  port1.on('message', (message: AttemptMessage) => {
+  port1.on('message', (post: AttemptPost) => forEachAttemptMessage(post, onMessage));
+  const onMessage = (message: AttemptMessage): void => {
     messages.push(message);
     if (message.type === 'host.request') {
       (message.op === 'model.resolve' ? models : host)(message.op, message.args).then(
@@ -68,7 +69,7 @@ export function startAttempt(pool: Piscina, start: AttemptStart, host: HostHandl
       port1.close();
       settle.resolve(message);
     }
-  });
+  };
   // The attempt ends on its `done` message; the task promise only matters when it rejects.
   pool.run({ start, port: port2 }, { transferList: [port2] }).catch((err: unknown) => settle.reject(err));
   return {
