@@ -9,7 +9,8 @@
 // Protocol with the parent (fork IPC): argv = url, api key, count, first index; the child
 // sends {live: n} once every socket has its `stream.live`, answers {count: true} with
 // {received: n} (deltas received so far, all sockets), and on {report: true} answers
-// {samples: number[], deltas: number[]} (latencies, and deltas received per socket), then exits.
+// {samples: number[], fromXadd: number[], deltas: number[]} (latencies; receipt − the XADD time
+// in each delta's stream id, i.e. the fan-out leg alone; deltas received per socket), then exits.
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 
@@ -24,6 +25,11 @@ const MARK = '~t=';
 const now = (): number => performance.timeOrigin + performance.now();
 
 const samples: number[] = [];
+/** Receipt − the time in the record's stream id (Redis's clock at the XADD, whole ms, same machine):
+ *  the leg hub read → uWS publish → socket → client, without the model → attempt → XADD leg. */
+const fromXadd: number[] = [];
+/** The stream id leads every record frame (`{"id":"<ms>-<seq>",…` in JSON, the map's first value in MessagePack). */
+const STREAM_ID = /(\d{13})-\d+/;
 const deltas = new Int32Array(count);
 let live = 0;
 
@@ -71,6 +77,8 @@ function reader(socket: Socket, index: number, refused: (status: string) => void
           if (live === count) process.send?.({ live });
         }
         if (text.includes('item.delta')) {
+          const id = STREAM_ID.exec(text.slice(0, 48));
+          if (id) fromXadd.push(received - Number(id[1]));
           for (let m = text.indexOf(MARK); m >= 0; m = text.indexOf(MARK, m + 3)) {
             const stamp = Number(text.slice(m + 3, text.indexOf('~', m + 3)));
             samples.push(received - stamp);
@@ -129,7 +137,7 @@ async function main(): Promise<void> {
 process.on('message', (message: { report?: boolean; count?: boolean }) => {
   if (message.count) return void process.send?.({ received: samples.length });
   if (!message.report) return;
-  process.send?.({ samples, deltas: Array.from(deltas) }, () => process.exit(0));
+  process.send?.({ samples, fromXadd, deltas: Array.from(deltas) }, () => process.exit(0));
 });
 process.on('disconnect', () => process.exit(0));
 main().catch((error: unknown) => {

@@ -4,9 +4,11 @@
 // time-stamped token every TOKEN_INTERVAL_MS; each subscriber's latency is the token's write
 // time → the frame's receipt (model → adapter → attempt → host → XADD → the hub's XREAD → one
 // uWS publish per record and format → 10,000 sockets → client), on the machine's clock.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { machineBusyMs, processCpuMs, threadCpuMs } from '../proc-cpu.js';
 import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
 import { prepareServiceEnv, startServiceProcess } from '../service-harness.js';
 import { createThreads, postMessage, seedWorkspace } from '../service-seed.js';
@@ -21,12 +23,28 @@ const CLIENT_FILE = fileURLToPath(new URL('../fanout-client.js', import.meta.url
 
 interface ClientReport {
   samples: number[];
+  fromXadd: number[];
   deltas: number[];
 }
 
+/**
+ * The clients run under SCHED_BATCH (`chrt -b 0`, util-linux) where the machine has it. They share
+ * two cores with the service, and a woken client (normal policy) preempts the running service:
+ * over 6 s of streaming the service's main thread was preempted 90,425 times (87 voluntary
+ * switches), once or more per burst of socket writes. Batch tasks keep their fair share of CPU
+ * (same weight) but do not preempt on wake-up, as clients on their own machines would not. Every
+ * frame is still read and checked, and stamped when read: a client that waits for a core counts
+ * that wait in the latency.
+ */
+function clientLauncher(): { execPath?: string; execArgv?: string[]; sched: string } {
+  const probe = spawnSync('chrt', ['-b', '0', process.execPath, '-e', '0'], { stdio: 'ignore' });
+  if (probe.status !== 0) return { sched: 'normal (chrt -b unavailable)' };
+  return { execPath: 'chrt', execArgv: ['-b', '0', process.execPath], sched: 'batch' };
+}
+
 /** Starts one client process; resolves once all its subscribers are live. */
-function startClient(ctx: BenchContext, url: string, apiKey: string, count: number, first: number): Promise<ChildProcess> {
-  const child = fork(CLIENT_FILE, [url, apiKey, String(count), String(first)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function startClient(ctx: BenchContext, url: string, apiKey: string, count: number, first: number, launcher: { execPath?: string; execArgv?: string[] }): Promise<ChildProcess> {
+  const child = fork(CLIENT_FILE, [url, apiKey, String(count), String(first)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execPath: launcher.execPath, execArgv: launcher.execArgv });
   ctx.onCleanup(() => void child.kill('SIGKILL'));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`client ${first}: not all ${count} subscribers live in ${LIVE_TIMEOUT_MS} ms`)), LIVE_TIMEOUT_MS);
@@ -56,10 +74,14 @@ function count(child: ChildProcess): Promise<number> {
 function report(child: ChildProcess): Promise<ClientReport> {
   return new Promise((resolve) => {
     child.on('message', (message: Partial<ClientReport>) => {
-      if (message.samples && message.deltas) resolve({ samples: message.samples, deltas: message.deltas });
+      if (message.samples && message.deltas) resolve({ samples: message.samples, fromXadd: message.fromXadd ?? [], deltas: message.deltas });
     });
     child.send({ report: true });
   });
+}
+
+function perDelivery(ms: number | undefined, deliveries: number): number {
+  return Math.round(((ms ?? NaN) * 1000) / deliveries * 10) / 10;
 }
 
 async function run(ctx: BenchContext): Promise<Figures> {
@@ -71,11 +93,16 @@ async function run(ctx: BenchContext): Promise<Figures> {
   const wsUrl = `${service.url.replace('http://', 'ws://')}/api/v1/threads/${threadId}/stream`;
   const opening = performance.now();
   const per = SUBSCRIBERS / CLIENT_PROCESSES;
-  const clients = await Promise.all(Array.from({ length: CLIENT_PROCESSES }, (_, i) => startClient(ctx, wsUrl, seed.apiKey, per, i * per)));
+  const launcher = clientLauncher();
+  const clients = await Promise.all(Array.from({ length: CLIENT_PROCESSES }, (_, i) => startClient(ctx, wsUrl, seed.apiKey, per, i * per, launcher)));
   const openSeconds = (performance.now() - opening) / 1000;
   ctx.log(`${SUBSCRIBERS} subscribers live in ${openSeconds.toFixed(1)} s`);
   // Each message starts a ~1 s run; the thread's queue runs them one after another.
   const runs = Math.max(1, Math.round(ctx.seconds));
+  // CPU over the streaming phase (/proc): the service's main thread (uWS: every socket write of
+  // the fan-out), the whole service process, the client processes, the machine.
+  const cpu = (): number[] => [threadCpuMs(service.pid, service.pid), processCpuMs(service.pid), clients.reduce((sum, c) => sum + processCpuMs(c.pid ?? -1), 0), machineBusyMs()];
+  const cpuBefore = cpu();
   const started = performance.now();
   for (let i = 0; i < runs; i++) await postMessage(seed, threadId!, `stream ${i}`);
   const deadline = started + (runs + 30) * 1000;
@@ -88,15 +115,20 @@ async function run(ctx: BenchContext): Promise<Figures> {
     if (received >= model.emitted() * SUBSCRIBERS) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  const cpuUsed = cpu().map((v, i) => v - (cpuBefore[i] ?? NaN));
+  const phaseMs = performance.now() - started;
   const reports = await Promise.all(clients.map(report));
   await Promise.all(clients.map((c) => (c.exitCode === null ? once(c, 'exit') : undefined)));
   const all = reports.flatMap((r) => r.samples);
   const perSubscriber = reports.flatMap((r) => r.deltas);
   const emitted = model.emitted();
   const latency = summarizeLatency(all);
+  const fromXadd = reports.flatMap((r) => r.fromXadd);
+  const fanOutLeg = fromXadd.length > 0 ? summarizeLatency(fromXadd) : { p50_ms: 'none', p99_ms: 'none' };
   return {
     subscribers: SUBSCRIBERS,
     client_processes: CLIENT_PROCESSES,
+    client_scheduling: launcher.sched,
     token_interval_ms: TOKEN_INTERVAL_MS,
     subscribers_open_seconds: Math.round(openSeconds * 10) / 10,
     deltas_emitted: emitted,
@@ -105,6 +137,15 @@ async function run(ctx: BenchContext): Promise<Figures> {
     delta_p50_ms: latency.p50_ms,
     delta_p99_ms: latency.p99_ms,
     delta_max_ms: latency.max_ms,
+    xadd_to_receipt_p50_ms: fanOutLeg.p50_ms,
+    xadd_to_receipt_p99_ms: fanOutLeg.p99_ms,
+    // Per delivered frame (one subscriber, one delta); the phase also carries the runs' other events.
+    service_main_cpu_us_per_delivery: perDelivery(cpuUsed[0], all.length),
+    service_cpu_us_per_delivery: perDelivery(cpuUsed[1], all.length),
+    clients_cpu_us_per_delivery: perDelivery(cpuUsed[2], all.length),
+    // Share of one core the service's main thread got over the phase, and of the machine busy.
+    service_main_core_share: Math.round(((cpuUsed[0] ?? NaN) / phaseMs) * 100) / 100,
+    machine_busy_share: Math.round(((cpuUsed[3] ?? NaN) / (phaseMs * cpus().length)) * 100) / 100,
   };
 }
 
