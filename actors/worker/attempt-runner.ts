@@ -43,6 +43,15 @@ export class AttemptRunner {
   private finalStep: StepCommit | null = null;
   private port: MessagePort | null = null;
   private lost = false;
+
+  /**
+   * The attempt ended by sealing its run (or handing it off): the run is no longer this
+   * worker's to take again. Otherwise (lease or session lost, abandoned) the run may be
+   * requeued for any worker, this one included.
+   */
+  get settledRun(): boolean {
+    return !this.lost && this.outcome !== 'lost';
+  }
   private finished = false;
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly sentSteer = new Set<string>();

@@ -115,9 +115,11 @@ export class WorkerHost implements Stoppable {
         this.running.delete(run.id);
         this.services.metrics.attemptsActive.set(this.running.size);
         // A freed slot can only take a run that was accepted while every slot was busy (its
-        // NOTIFY found no room); otherwise every accepted run was claimed when it was
-        // announced, and a claim now would find nothing. The poll stays the fallback.
-        if (this.saturated) {
+        // NOTIFY found no room), or this very run requeued when its attempt ended without
+        // settling it (its NOTIFY may have arrived while this runner still held it); otherwise
+        // every accepted run was claimed when it was announced, and a claim now would find
+        // nothing. The poll stays the fallback.
+        if (this.saturated || !runner.settledRun) {
           this.saturated = false;
           this.wake();
         }
