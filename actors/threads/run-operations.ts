@@ -9,7 +9,6 @@ import {
   publishEvent,
   requestRunCancel,
   runView,
-  setHistoryEnd,
   sealRun,
   setThreadRuns,
   updateEntry,
@@ -118,30 +117,34 @@ export function sealAndAdvance(
       const thread = await locking;
       if (stepping && !(await stepping)) return undefined;
       const idle = change.status !== 'waiting';
-      const sealing = inFlight(sealRun(tx, run.id, attemptId, change));
+      // The history the run leaves is the thread's (message_count, read under the lock) plus
+      // what the seal appends: recorded by the seal itself, not measured by a statement after.
+      const sealing = inFlight(sealRun(tx, run.id, attemptId, change, thread.message_count + history.length));
       // The input is finished with its run; a waiting run keeps its entry assigned for the
       // successor. (sealRun writes change.failure as the run's failure.)
       const finishing = run.source_entry_id && idle
         ? inFlight(updateEntry(tx, run.source_entry_id, { status: change.status === 'completed' ? 'completed' : 'failed', finished: true, ...(change.failure ? { failure: change.failure } : {}) }))
         : null;
-      // The history end is measured by a statement after the append (statement order).
-      const appending = inFlight(appendThreadHistory(tx, thread.id, history));
-      const ending = inFlight(setHistoryEnd(tx, run.id));
+      // The run's messages join the thread's history; an idle thread is freed by the same
+      // statement (one update of the row), which also returns the thread as this transaction
+      // leaves it, for thread.changed.
+      const appending = idle ? null : inFlight(appendThreadHistory(tx, thread.id, history));
       // the webhook event commits with the seal it announces
       const announcing = inFlight(publishEvent(tx, { workspace_id: run.workspace_id, type: `run.${change.status}`, data: sealing.then((done) => (done ? { run: runView(done) } : null)) }, { caches: context.services.caches }));
-      const freeing = idle ? inFlight(setThreadRuns(tx, thread.id, null, run.id)) : null;
+      const freeing = idle ? inFlight(setThreadRuns(tx, thread.id, null, run.id, history)) : null;
       const next = idle ? inFlight(firstPendingEntry(tx, thread.id)) : undefined;
-      // The thread as this transaction leaves it, for thread.changed (already locked above: this
-      // re-reads the state, with the appended history's new message_count); read again below
-      // only when something after this batch changes the thread.
-      const rereading = inFlight(lockThread(tx, run.workspace_id, thread.id));
+      // A waiting run keeps the thread: the thread as this transaction leaves it, for
+      // thread.changed, is read back (already locked above: this re-reads the state, with the
+      // appended history's new message_count); read again below only when something after this
+      // batch changes the thread.
+      const rereading = idle ? null : inFlight(lockThread(tx, run.workspace_id, thread.id));
       const done = await sealing;
       if (!done) throw new SealFencedOut();
       events.run(done);
       const entry = finishing ? await finishing : null;
       if (entry) events.entry(entry);
-      await Promise.all([appending, ending, announcing, freeing]);
-      let after = await rereading;
+      await Promise.all([appending, announcing]);
+      let after = idle ? await freeing! : (await rereading!)!;
       let changedAfter = false;
       // Children start with the wait that needs them, and a child's end is announced to its
       // parent with the seal that ends it: both commit or neither does.
@@ -160,8 +163,8 @@ export function sealAndAdvance(
         changedAfter = true;
       }
       for (const hook of context.sealHooks) await hook(tx, done, context.services, thread);
-      if (changedAfter) after = await lockThread(tx, run.workspace_id, thread.id);
-      events.thread(after!);
+      if (changedAfter) after = (await lockThread(tx, run.workspace_id, thread.id)) ?? after;
+      events.thread(after);
       return done;
     }).catch((error: unknown) => {
       if (error instanceof SealFencedOut) return undefined;

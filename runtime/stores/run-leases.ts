@@ -111,14 +111,15 @@ export interface SealChange {
  * when an attempt seals it — only while that attempt still owns it. usage_at_seal is recorded
  * here; the caller writes the outbox event in the same transaction.
  */
-export async function sealRun(db: Queryable, runId: string, attemptId: string | null, change: SealChange): Promise<RunRow | undefined> {
+export async function sealRun(db: Queryable, runId: string, attemptId: string | null, change: SealChange, historyEnd?: number): Promise<RunRow | undefined> {
   // The attempt that held the run ends in the same statement as the seal: a process killed
   // right after the seal commits can no longer leave the attempt row open on a sealed run.
   // coalesce keeps an attempt that already ended (expired, or a waiting run's) as it was.
   const result = await db.query(
     `with sealed as (
        update runs set status = $3, output = $4, failure = $5, wait_reason = $6, pending = $7, usage = $8, usage_at_seal = $8,
-              sealed_at = coalesce(sealed_at, now()), updated_at = now(), version = version + 1, lease_owner = null, lease_expires_at = null
+              sealed_at = coalesce(sealed_at, now()), updated_at = now(), version = version + 1, lease_owner = null, lease_expires_at = null,
+              history_end = coalesce($9::int, history_end)
         where id = $1 and ($2::text is null or current_attempt_id = $2)
           and ((sealed_at is null and status in ('accepted', 'running'))
                -- the one exception: a waiting run nobody resumed may be cancelled, freeing its thread
@@ -129,7 +130,7 @@ export async function sealRun(db: Queryable, runId: string, attemptId: string | 
          from sealed s where a.id = s.current_attempt_id and a.ended_at is null
      )
      select * from sealed`,
-    [runId, attemptId, change.status, change.output === undefined ? null : JSON.stringify(change.output), change.failure ? JSON.stringify(change.failure) : null, change.wait_reason ?? null, change.pending ? JSON.stringify(change.pending) : null, JSON.stringify(change.usage)],
+    [runId, attemptId, change.status, change.output === undefined ? null : JSON.stringify(change.output), change.failure ? JSON.stringify(change.failure) : null, change.wait_reason ?? null, change.pending ? JSON.stringify(change.pending) : null, JSON.stringify(change.usage), historyEnd ?? null],
   );
   return result.rows[0] ? mapRun(result.rows[0]) : undefined;
 }

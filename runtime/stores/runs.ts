@@ -154,14 +154,6 @@ export async function setResumedBy(db: Queryable, runId: string, successorId: st
 }
 
 /**
- * Records how far the thread's history reached when the run sealed (caller holds the thread lock).
- * message_count is the history's length (trigger of migration 0017): the history is not read.
- */
-export async function setHistoryEnd(db: Queryable, runId: string): Promise<void> {
-  await db.query(`update runs set history_end = (select t.message_count from threads t where t.id = runs.thread_id) where id = $1`, [runId]);
-}
-
-/**
  * The traces an analysis may read: sealed runs of the agent, newest first, created within the
  * window, `limit` of them (callers ask one more to learn whether the selection was truncated).
  * A read of the runs table kept here because it exists only for trace selection; it uses the

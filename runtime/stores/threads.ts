@@ -167,12 +167,22 @@ export async function takePositions(db: Queryable, threadId: string, count: numb
   return result.rows[0]!.first;
 }
 
-/** Sets which run holds the thread (caller holds the thread lock); returns the thread after. */
-export async function setThreadRuns(db: Queryable, threadId: string, current: string | null, last?: string): Promise<ThreadState> {
-  const result = await db.query(
-    `update threads set current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1 where id = $1 returning ${STATE_COLUMNS}`,
-    [threadId, current, last ?? null],
-  );
+/**
+ * Sets which run holds the thread (caller holds the thread lock); returns the thread after.
+ * `append`: a sealed run's messages joining the conversation in the same statement (as
+ * appendThreadHistory would; the trigger of migration 0017 moves message_count with them).
+ */
+export async function setThreadRuns(db: Queryable, threadId: string, current: string | null, last?: string, append: unknown[] = []): Promise<ThreadState> {
+  const result = append.length === 0
+    ? await db.query(
+        `update threads set current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1 where id = $1 returning ${STATE_COLUMNS}`,
+        [threadId, current, last ?? null],
+      )
+    : await db.query(
+        `update threads set message_history = message_history || $4::jsonb, current_run_id = $2, last_run_id = coalesce($3, last_run_id), updated_at = now(), version = version + 1
+          where id = $1 returning ${STATE_COLUMNS}`,
+        [threadId, current, last ?? null, JSON.stringify(append)],
+      );
   return mapThreadState(result.rows[0]);
 }
 

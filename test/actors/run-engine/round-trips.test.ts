@@ -13,7 +13,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTransactionCounter, type RecordedTransaction, type TransactionCounter } from '../../../bench/pg-transaction-counter.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { createTestDatabase, query, type TestDatabase } from '../../support/database.js';
 import { startRunFixture, until, type RunFixture } from '../../support/run-fixture.js';
 
 const test = suite('actors/run-engine/round-trips');
@@ -52,7 +52,10 @@ async function runOnce(text: string, key: string): Promise<{ runId: string; tran
 test('an inbox POST is three round trips and one commit; a seal three, a step two; one claim per run', async () => {
   await runOnce('warm-up', 'trips-warm-up'); // caches, the worker's threads, the model connection
   for (const i of [1, 2]) {
-    const { transactions } = await runOnce(`hello ${i}`, `trips-${i}`);
+    const { runId, transactions } = await runOnce(`hello ${i}`, `trips-${i}`);
+    // The seal records the history's end itself (no statement measures it after the append).
+    const [ends] = await query<{ history_start: number; history_end: number; message_count: number }>(db.url, 'select r.history_start, r.history_end, t.message_count from runs r join threads t on t.id = r.thread_id where r.id = $1', [runId]);
+    assert.equal(ends, { history_start: 2 * i, history_end: 2 * i + 2, message_count: 2 * i + 2 });
     const posts = having(transactions, 'insert into inbox_entries');
     assert.is(posts.length, 1, 'the POST is one transaction');
     assert.is(posts[0]!.round_trips, 3, JSON.stringify(posts[0]));
