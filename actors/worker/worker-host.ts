@@ -21,7 +21,17 @@ export function poolShape(slots: number, cores = availableParallelism()): { maxT
  * has not handed off within worker.drain_seconds is left to lease expiry.
  */
 export class WorkerHost implements Stoppable {
-  readonly id = randomWorkerId();
+  /**
+   * This worker's identity: its runs' lease_owner and the key of its session lock. A new one
+   * after a lost session (sessionLost), so the lost identity's runs are the lost-worker scan's
+   * to requeue whatever happens first: a reconnect taking the same lock again before the scan
+   * ran would otherwise leave them owned by a live lock with no attempt, until their leases end.
+   */
+  private identity = randomWorkerId();
+
+  get id(): string {
+    return this.identity;
+  }
   private readonly running = new Map<string, AttemptRunner>();
   private readonly models: ModelSources;
   private readonly pool: Piscina;
@@ -159,8 +169,13 @@ export class WorkerHost implements Stoppable {
    * held again (claim() checks listener.ready).
    */
   private sessionLost(): void {
-    if (this.stopping || this.running.size === 0) return;
-    this.services.logger.warn({ worker_id: this.id, attempts: this.running.size }, 'worker session lost: ending this worker\'s attempts; their runs are requeued');
+    if (this.stopping) return;
+    // Claims and the next session lock are under a new identity (see `identity`); the attempts
+    // below were the old one's and end now.
+    const lost = this.identity;
+    this.identity = randomWorkerId();
+    if (this.running.size === 0) return;
+    this.services.logger.warn({ worker_id: lost, next_worker_id: this.identity, attempts: this.running.size }, 'worker session lost: ending this worker\'s attempts; their runs are requeued');
     for (const runner of this.running.values()) runner.sessionLost();
   }
 
