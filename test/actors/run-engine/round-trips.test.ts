@@ -12,28 +12,25 @@
 //   the run frees sends a claim that would find nothing.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTransactionCounter, type RecordedTransaction, type TransactionCounter } from '../../../bench/pg-transaction-counter.js';
-import { createTestDatabase, query, type TestDatabase } from '../../support/database.js';
+import type { RecordedTransaction, TransactionCounter } from '../../../bench/pg-transaction-counter.js';
+import { startCountedDatabase, type CountedDatabase } from '../../support/counted-database.js';
+import { query } from '../../support/database.js';
 import { startRunFixture, until, type RunFixture } from '../../support/run-fixture.js';
 
 const test = suite('actors/run-engine/round-trips');
-let db: TestDatabase;
+let counted: CountedDatabase;
 let counter: TransactionCounter;
 let f: RunFixture;
 
 test.before(async () => {
-  db = await createTestDatabase('trips');
-  const target = new URL(db.url);
-  counter = await startTransactionCounter({ host: target.hostname, port: Number(target.port || 5432) }, { record: true });
-  const proxied = new URL(db.url);
-  proxied.host = `127.0.0.1:${counter.port}`;
+  counted = await startCountedDatabase('trips');
+  counter = counted.counter;
   // No poll claims in the window (the fallback poll would add claims that are not the run's).
-  f = await startRunFixture({ databaseUrl: proxied.toString(), env: { SVC_WORKER__POLL_SECONDS: '300' } });
+  f = await startRunFixture({ databaseUrl: counted.proxiedUrl, env: { SVC_WORKER__POLL_SECONDS: '300' } });
 });
 test.after(async () => {
   await f?.stop();
-  await counter?.close();
-  await db?.drop();
+  await counted?.stop();
 });
 
 const having = (transactions: RecordedTransaction[], marker: string): RecordedTransaction[] => transactions.filter((t) => t.statements.some((s) => s.includes(marker)));
@@ -54,7 +51,7 @@ test('an inbox POST is three round trips and one commit; a seal three, a step tw
   for (const i of [1, 2]) {
     const { runId, transactions } = await runOnce(`hello ${i}`, `trips-${i}`);
     // The seal records the history's end itself (no statement measures it after the append).
-    const [ends] = await query<{ history_start: number; history_end: number; message_count: number }>(db.url, 'select r.history_start, r.history_end, t.message_count from runs r join threads t on t.id = r.thread_id where r.id = $1', [runId]);
+    const [ends] = await query<{ history_start: number; history_end: number; message_count: number }>(counted.db.url, 'select r.history_start, r.history_end, t.message_count from runs r join threads t on t.id = r.thread_id where r.id = $1', [runId]);
     assert.equal(ends, { history_start: 2 * i, history_end: 2 * i + 2, message_count: 2 * i + 2 });
     const posts = having(transactions, 'insert into inbox_entries');
     assert.is(posts.length, 1, 'the POST is one transaction');

@@ -5,42 +5,45 @@
 // statement that failed can never let the transaction look committed.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTransactionCounter, type TransactionCounter } from '../../../bench/pg-transaction-counter.js';
 import { createLogger, createPool, deferToCommit, inFlight, pgCode, withTransaction, type Pool } from '../../../runtime/index.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { startCountedDatabase, type CountedDatabase } from '../../support/counted-database.js';
 
 const test = suite('runtime/db/transaction');
-let db: TestDatabase;
-let counter: TransactionCounter;
+let counted: CountedDatabase;
 let pool: Pool;
 
 test.before(async () => {
-  db = await createTestDatabase('tx');
-  const target = new URL(db.url);
-  counter = await startTransactionCounter({ host: target.hostname, port: Number(target.port || 5432) }, { record: true });
-  const proxied = new URL(db.url);
-  proxied.host = `127.0.0.1:${counter.port}`;
-  pool = createPool({ url: proxied.toString(), size: 2, statementTimeoutMs: 10_000, applicationName: 'tx-test', logger: createLogger({ level: 'silent' }) });
+  counted = await startCountedDatabase('tx');
+  pool = createPool({ url: counted.proxiedUrl, size: 2, statementTimeoutMs: 10_000, applicationName: 'tx-test', logger: createLogger({ level: 'silent' }) });
   await pool.query('create table items (id int primary key, label text not null)');
 });
 test.after(async () => {
   await pool?.end();
-  await counter?.close();
-  await db?.drop();
+  await counted?.stop();
 });
+
+/** The error `fn` rejects with (undefined when it resolves). */
+async function thrownBy(fn: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await fn();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
 
 const count = async (): Promise<number> => (await pool.query<{ n: number }>('select count(*)::int as n from items')).rows[0]!.n;
 
 /** The one recorded transaction whose statements include `marker`. */
 function transactionWith(marker: string) {
-  const found = counter.takeTransactions().filter((t) => t.statements.some((s) => s.includes(marker)));
+  const found = counted.counter.takeTransactions().filter((t) => t.statements.some((s) => s.includes(marker)));
   assert.is(found.length, 1, `one transaction with ${marker}`);
   return found[0]!;
 }
 
 test('statements issued together cost one round trip, BEGIN included; the COMMIT travels with deferred statements', async () => {
   await pool.query('delete from items');
-  counter.takeTransactions();
+  counted.counter.takeTransactions();
   const labels = await withTransaction(pool, async (tx) => {
     const inserted = await Promise.all([1, 2, 3].map((id) => tx.query('insert into items (id, label) values ($1, $2) returning label', [id, `pipelined-${id}`])));
     deferToCommit(tx, tx.query('insert into items (id, label) values ($1, $2)', [4, 'pipelined-deferred']));
@@ -56,7 +59,7 @@ test('statements issued together cost one round trip, BEGIN included; the COMMIT
 
 test('the same statements awaited one by one cost a round trip each (what the pipeline saves)', async () => {
   await pool.query('delete from items');
-  counter.takeTransactions();
+  counted.counter.takeTransactions();
   await withTransaction(pool, async (tx) => {
     for (const id of [1, 2, 3]) await tx.query('/* sequential */ insert into items (id, label) values ($1, $2)', [id, `sequential-${id}`]);
   });
@@ -67,17 +70,14 @@ test('the same statements awaited one by one cost a round trip each (what the pi
 test('a failed statement aborts the transaction: statements issued behind it fail too and nothing commits', async () => {
   await pool.query('delete from items');
   await pool.query(`insert into items (id, label) values (1, 'existing')`);
-  let thrown: unknown;
-  try {
-    await withTransaction(pool, async (tx) => {
+  const thrown = await thrownBy(() =>
+    withTransaction(pool, async (tx) => {
       const first = inFlight(tx.query(`insert into items (id, label) values (2, 'before')`));
       const failing = inFlight(tx.query(`insert into items (id, label) values (1, 'duplicate')`));
       const behind = inFlight(tx.query(`insert into items (id, label) values (3, 'behind')`));
       await Promise.all([first, failing, behind]);
-    });
-  } catch (error) {
-    thrown = error;
-  }
+    }),
+  );
   assert.is(pgCode(thrown), '23505', 'the first failure is what the caller sees, not the aborted statements behind it');
   assert.equal((await pool.query('select id from items order by id')).rows, [{ id: 1 }]);
 });
@@ -85,15 +85,12 @@ test('a failed statement aborts the transaction: statements issued behind it fai
 test('a deferred statement that fails rolls the transaction back, and its error is thrown', async () => {
   await pool.query('delete from items');
   await pool.query(`insert into items (id, label) values (1, 'existing')`);
-  let thrown: unknown;
-  try {
-    await withTransaction(pool, async (tx) => {
+  const thrown = await thrownBy(() =>
+    withTransaction(pool, async (tx) => {
       await tx.query(`insert into items (id, label) values (2, 'effect')`);
       deferToCommit(tx, tx.query(`insert into items (id, label) values (1, 'deferred duplicate')`));
-    });
-  } catch (error) {
-    thrown = error;
-  }
+    }),
+  );
   assert.is(pgCode(thrown), '23505');
   assert.is(await count(), 1, 'the effect did not commit');
 });
@@ -101,16 +98,13 @@ test('a deferred statement that fails rolls the transaction back, and its error 
 test('a failed statement nobody awaited still fails the transaction (COMMIT answering ROLLBACK is an error)', async () => {
   await pool.query('delete from items');
   await pool.query(`insert into items (id, label) values (1, 'existing')`);
-  let thrown: unknown;
-  try {
-    await withTransaction(pool, async (tx) => {
+  const thrown = await thrownBy(() =>
+    withTransaction(pool, async (tx) => {
       await tx.query(`insert into items (id, label) values (2, 'effect')`);
       inFlight(tx.query(`insert into items (id, label) values (1, 'forgotten duplicate')`));
       return 'done';
-    });
-  } catch (error) {
-    thrown = error;
-  }
+    }),
+  );
   assert.ok(thrown instanceof Error, 'withTransaction must not resolve');
   assert.match((thrown as Error).message, /rolled back at commit/);
   assert.is(await count(), 1);
