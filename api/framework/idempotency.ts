@@ -119,6 +119,8 @@ export class IdempotentReplay extends Error {
  */
 export class FoldedIdempotency {
   private begunIn: Queryable | null = null;
+  /** begin found a stale in-flight claim of the previous release (replaced at completion). */
+  private staleClaim = true;
   private completed = false;
 
   constructor(readonly scope: IdempotencyScope) {}
@@ -138,6 +140,7 @@ export class FoldedIdempotency {
     switch (found.outcome) {
       case 'free':
         this.begunIn = tx;
+        this.staleClaim = found.stale_claim;
         return;
       case 'completed':
         throw new IdempotentReplay({ status: found.status_code, body: JSON.parse(found.response_body) as unknown, headers: { 'idempotent-replayed': 'true' } });
@@ -160,7 +163,7 @@ export class FoldedIdempotency {
     if (isTransactionClient(tx)) {
       // Travels with the COMMIT (one round trip): another holder's row (a previous-release
       // claim) fails the insert, and with it the commit — this effect then does not commit.
-      deferToCommit(tx, insertCompletedIdempotencyKeyAtCommit(tx, this.scope, response));
+      deferToCommit(tx, insertCompletedIdempotencyKeyAtCommit(tx, this.scope, response, this.staleClaim));
     } else {
       const ok = await insertCompletedIdempotencyKey(tx, this.scope, response);
       // Another holder's record appeared (a previous-release claim): this effect must not commit.

@@ -93,7 +93,7 @@ export async function purgeIdempotencyKeys(db: Queryable, limit: number): Promis
  * lock is seen (completed → replay, or mismatch). A claim row of the previous release
  * (state in_flight, written by its autocommit claim) still answers 409 until it goes stale.
  */
-export async function lockIdempotencyScope(tx: Queryable, scope: IdempotencyScope): Promise<Exclude<IdempotencyClaim, { outcome: 'claimed' }> | { outcome: 'free' }> {
+export async function lockIdempotencyScope(tx: Queryable, scope: IdempotencyScope): Promise<Exclude<IdempotencyClaim, { outcome: 'claimed' }> | { outcome: 'free'; stale_claim: boolean }> {
   // Both statements travel together (one round trip; the pool pipelines): the record is read
   // after the try-lock in statement order, so it is read under the lock when the lock was
   // taken; when it was not, the read is simply ignored (409, no wait either way).
@@ -103,10 +103,10 @@ export async function lockIdempotencyScope(tx: Queryable, scope: IdempotencyScop
   ]);
   if (!locked.rows[0]?.locked) return { outcome: 'in_flight' };
   const row = existing.rows[0];
-  if (!row) return { outcome: 'free' };
+  if (!row) return { outcome: 'free', stale_claim: false };
   if (row.fingerprint !== scope.fingerprint) return { outcome: 'mismatch' };
   if (row.state === 'completed') return { outcome: 'completed', status_code: row.status_code, response_body: row.response_body };
-  return row.stale ? { outcome: 'free' } : { outcome: 'in_flight' };
+  return row.stale ? { outcome: 'free', stale_claim: true } : { outcome: 'in_flight' };
 }
 
 /**
@@ -136,8 +136,16 @@ export async function insertCompletedIdempotencyKey(tx: Queryable, scope: Idempo
  * key refuses any row still there (a live claim, or a completed twin the lock did not keep
  * out) with 23505 — rethrown as idempotency_key_in_use.
  */
-export function insertCompletedIdempotencyKeyAtCommit(tx: Queryable, scope: IdempotencyScope, response: { status_code: number; body: string; retentionSeconds: number }): Promise<void> {
-  const stale = tx.query(`delete from idempotency_keys where ${SCOPE} and state = 'in_flight' and locked_until < now()`, scopeValues(scope));
+export function insertCompletedIdempotencyKeyAtCommit(
+  tx: Queryable,
+  scope: IdempotencyScope,
+  response: { status_code: number; body: string; retentionSeconds: number },
+  /** lockIdempotencyScope saw a stale claim: only then is there a row to delete first. */
+  staleClaim = true,
+): Promise<void> {
+  // Without a stale claim seen under the lock no delete is sent: a row that appeared since
+  // (a previous-release claim, which takes no lock) still fails the insert, as it should.
+  const stale = staleClaim ? tx.query(`delete from idempotency_keys where ${SCOPE} and state = 'in_flight' and locked_until < now()`, scopeValues(scope)) : Promise.resolve();
   const inserted = tx.query(
     `insert into idempotency_keys (workspace_id, principal_id, method, route, key, fingerprint, state, status_code, response_body, expires_at)
      values ($1, $2, $3, $4, $5, $6, 'completed', $7, $8, now() + make_interval(secs => $9))`,

@@ -57,6 +57,8 @@ test('an inbox POST is three round trips and one commit; a seal three, a step tw
     assert.is(posts.length, 1, 'the POST is one transaction');
     assert.is(posts[0]!.round_trips, 3, JSON.stringify(posts[0]));
     assert.is(posts[0]!.statements.filter((s) => s === 'commit').length, 1);
+    // No previous-release claim was seen under the lock: nothing to delete before the record.
+    assert.not.ok(posts[0]!.statements.some((s) => s.startsWith('delete from idempotency_keys')), 'no stale-claim delete');
     const seals = having(transactions, 'with sealed as');
     assert.is(seals.length, 1, 'the run seals in one transaction');
     // BEGIN + thread lock + (the final step's fenced pointer move, when it commits with the
