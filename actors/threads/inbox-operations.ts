@@ -220,7 +220,7 @@ export function withdrawEntry(
       precondition(entry);
       if (entry.status !== 'pending') throw new AppError('conflict', `only a pending entry can be withdrawn; this one is ${entry.status}`, { details: { status: entry.status } });
       const withdrawn = await updateEntry(tx, entry.id, { status: 'withdrawn', finished: true });
-      await publishEvent(tx, { workspace_id: withdrawn.workspace_id, type: 'entry.withdrawn', data: { entry: entryView(withdrawn) } });
+      await publishEvent(tx, { workspace_id: withdrawn.workspace_id, type: 'entry.withdrawn', data: { entry: entryView(withdrawn) } }, { caches: context.services.caches });
       const run = thread.current_run_id ? await getRunById(tx, thread.current_run_id) : null;
       return { entry: withdrawn, run, thread: await threadForResponse(tx, thread) };
     });

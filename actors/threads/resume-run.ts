@@ -117,7 +117,7 @@ export async function resumeRun(
       if (!(await setResumedBy(tx, run.id, next.id))) throw new AppError('conflict', 'this run was already resumed');
       await setThreadRuns(tx, thread.id, next.id);
       await tx.query('select pg_notify($1, $2)', [CHANNEL_RUN_ACCEPTED, next.id]);
-      await publishEvent(tx, { workspace_id: next.workspace_id, type: 'run.accepted', data: { run: runView(next) } });
+      await publishEvent(tx, { workspace_id: next.workspace_id, type: 'run.accepted', data: { run: runView(next) } }, { caches: context.services.caches });
       await onCommit(tx, next);
       events.run(next);
       return next;

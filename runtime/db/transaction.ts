@@ -35,8 +35,7 @@ export function deferToCommit(tx: pg.PoolClient, statement: Promise<unknown>): v
   const deferred = (tx as unknown as Deferring)[DEFERRED];
   if (!deferred) throw new Error('deferToCommit outside withTransaction');
   // Observed at once (an unobserved rejection would end the process); reported at the commit.
-  statement.catch(() => undefined);
-  deferred.push(statement);
+  deferred.push(inFlight(statement));
 }
 
 /** Whether `db` is a client inside withTransaction (where deferToCommit may be used). */
@@ -67,16 +66,14 @@ export async function withTransaction<T>(
     try {
       // Not awaited here: it is on the wire ahead of fn's first statement, which PostgreSQL then
       // runs inside the transaction. A BEGIN that failed is thrown below, before any COMMIT.
-      const begun = client.query(options.isolation ? `begin isolation level ${options.isolation}` : 'begin');
-      begun.catch(() => undefined);
+      const begun = inFlight(client.query(options.isolation ? `begin isolation level ${options.isolation}` : 'begin'));
       beginChanges(client);
       deferring[DEFERRED] = [];
       const result = await fn(client);
       await begun;
       const deferred = deferring[DEFERRED];
       delete deferring[DEFERRED];
-      const committed = client.query('commit');
-      committed.catch(() => undefined);
+      const committed = inFlight(client.query('commit'));
       // The deferred statements' own errors first: they are why a COMMIT would answer ROLLBACK.
       await Promise.all(deferred);
       const outcome = await committed;

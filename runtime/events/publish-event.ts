@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import { newId } from '../ids/index.js';
 import { readSubscriptionFilters, type ReadCaches } from '../cache/index.js';
-import { insertOutboxRow, listSubscriptionIdsForEvent } from '../stores/index.js';
+import { insertOutboxRow } from '../stores/index.js';
 import type { WebhookEventType } from './event-types.js';
 
 export const EVENT_ID_PREFIX = 'evt';
@@ -23,7 +23,7 @@ export interface WebhookPayload {
  * subscription whose filter names the type, written with `tx` so the deliveries commit (or
  * roll back) with the change they announce. Body: {id, type, created_at, workspace_id, data}.
  *
- * With `caches`, the subscriptions come from the read cache's per-workspace index (no
+ * With `caches` (without, the same index is read from the table), the subscriptions come from the read cache's per-workspace index (no
  * statement at all when the workspace has none). The bound is the cache's: a subscription
  * created, changed or deleted in this process is seen by the next event here at once, in
  * another process within the pub/sub delay; while Redis is lost every event reads the table.
@@ -35,9 +35,7 @@ export async function publishEvent(
   event: { workspace_id: string; type: WebhookEventType; data: unknown },
   options: { caches?: ReadCaches | undefined } = {},
 ): Promise<PublishedEvent> {
-  const subscriptionIds = options.caches
-    ? (await readSubscriptionFilters(options.caches, tx, event.workspace_id)).filter((s) => s.events.includes(event.type)).map((s) => s.id)
-    : await listSubscriptionIdsForEvent(tx, event.workspace_id, event.type);
+  const subscriptionIds = (await readSubscriptionFilters(options.caches, tx, event.workspace_id)).filter((s) => s.events.includes(event.type)).map((s) => s.id);
   const eventId = newId(EVENT_ID_PREFIX);
   if (subscriptionIds.length === 0) {
     // Unused: its rejection is the caller's to see through its own promise of the row.

@@ -63,12 +63,6 @@ export async function listSubscriptions(db: Queryable, workspaceId: string, page
   return result.rows.map(mapSubscription);
 }
 
-/** Enabled subscriptions of the workspace whose event filter names the type. */
-export async function listSubscriptionIdsForEvent(db: Queryable, workspaceId: string, type: string): Promise<string[]> {
-  const result = await db.query(`select id from subscriptions where workspace_id = $1 and enabled and $2 = any(events) order by id`, [workspaceId, type]);
-  return result.rows.map((r) => r.id as string);
-}
-
 /** Every enabled subscription of the workspace with its event filter (the read cache's index). */
 export async function listEnabledSubscriptionFilters(db: Queryable, workspaceId: string): Promise<SubscriptionFilter[]> {
   const result = await db.query(`select id, events from subscriptions where workspace_id = $1 and enabled order by id`, [workspaceId]);
