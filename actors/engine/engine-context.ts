@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { EnvironmentRuntime, RunRow, Services, StreamBus, ThreadState } from '../../runtime/index.js';
+import type { EnvironmentRuntime, RunClaim, RunRow, Services, StreamBus, ThreadState } from '../../runtime/index.js';
 import type { ThreadActors } from './thread-actors.js';
 
 /**
@@ -25,6 +25,38 @@ export interface EngineContext {
    * run is still claimed once whoever wakes first; NOTIFY still wakes every other worker.
    */
   readonly localClaimers: Set<(acceptedRunIds: readonly string[]) => void>;
+  /**
+   * The same worker hosts (role all), asked for a free slot before a thread operation inserts a
+   * run: with one, the run is claimed by the transaction that accepts it (insertRun's claim) and
+   * handed to the host after the commit, with no claim transaction, NOTIFY or wake between the
+   * POST and its attempt (the issue #18 lever "in role all, an accepted run can go straight to
+   * the local worker host").
+   */
+  readonly localHosts: Set<LocalRunHost>;
+}
+
+/** A worker host of this process that runs can be handed to at acceptance (role all). */
+export interface LocalRunHost {
+  /** A slot, held until start or release; null when the host has none (full, draining, no session lock). */
+  reserve(): LocalClaim | null;
+}
+
+/**
+ * One reserved slot. Exactly one of start (the accepting transaction committed the run with
+ * this claim) or release (it did not commit, or inserted no run) must follow.
+ */
+export interface LocalClaim extends RunClaim {
+  start(run: RunRow): void;
+  release(): void;
+}
+
+/** A slot of the first local host with room, or null (the run is accepted for any worker to claim). */
+export function reserveLocalClaim(context: EngineContext): LocalClaim | null {
+  for (const host of context.localHosts) {
+    const claim = host.reserve();
+    if (claim) return claim;
+  }
+  return null;
 }
 
 // NOTIFY channels: a run became accepted (workers wake and claim), a cancel was requested (the

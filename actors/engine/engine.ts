@@ -14,7 +14,7 @@ export function engineFor(services: Services): EngineContext {
   if (!engine) {
     // Seal hooks are fixed here, at engine creation, so every process that seals runs (worker,
     // API cancel, expire_leases sweep) runs the same hooks whatever roles it serves.
-    engine = { services, bus: createStreamBus(services.kv), actors: new ThreadActors(), sealHooks: [recordAnalysisFindings], environments: createEnvironmentRuntime(services), localClaimers: new Set() };
+    engine = { services, bus: createStreamBus(services.kv), actors: new ThreadActors(), sealHooks: [recordAnalysisFindings], environments: createEnvironmentRuntime(services), localClaimers: new Set(), localHosts: new Set() };
     engines.set(services, engine);
   }
   return engine;

@@ -13,6 +13,7 @@ import {
   updateEntry,
   type InboxEntry,
   type ReadCaches,
+  type RunClaim,
   type RunRow,
   type ThreadState,
 } from '../../runtime/index.js';
@@ -47,6 +48,8 @@ export async function startRunForEntry<E extends StartingEntry>(
   caches?: ReadCaches,
   /** Called once the run's statements are issued: what it issues follows them, same round trip. */
   issued?: () => void,
+  /** A local worker slot (role all): the run is inserted claimed by it, and no NOTIFY is sent. */
+  claim?: RunClaim | null,
 ): Promise<StartedRun<E>> {
   const { agent, revision } = resolved ?? (await resolveAgentRevision(tx, thread.workspace_id, entry.agent_id, entry.agent_revision_id ?? undefined));
   const options = entry.options as RunOptions;
@@ -55,7 +58,8 @@ export async function startRunForEntry<E extends StartingEntry>(
   // accepted fails the entry with not_found instead of starting a run that cannot use it.
   const memoryMounts = await resolveMemoryMounts(tx, thread.workspace_id, runMountInputs(config, options, 'config', 'options'));
   // The NOTIFY that wakes workers is sent by the insert itself; PostgreSQL delivers it only
-  // when this transaction commits.
+  // when this transaction commits. A run claimed by this transaction (claim) wakes nobody: it
+  // commits running, leased to the local worker that reserved the slot.
   // The run insert, the entry's assignment, the thread update and the event travel together
   // (one round trip, the pool pipelines; none needs another's answer), in this order: the
   // thread's current_run_id names a run inserted by an earlier statement of the pipeline.
@@ -81,7 +85,7 @@ export async function startRunForEntry<E extends StartingEntry>(
     config,
     resume: null,
     memory_mounts: memoryMounts,
-  }, CHANNEL_RUN_ACCEPTED));
+  }, claim ? undefined : CHANNEL_RUN_ACCEPTED, claim));
   // An entry inserted for this very run is born assigned (no statement on the inbox path).
   const assigning = inFlight<E | InboxEntry>(entry.assigned_run_id === runId ? Promise.resolve(entry) : updateEntry(tx, entry.id, { status: 'assigned', assigned_run_id: runId }));
   const advancing = inFlight(setThreadRuns(tx, thread.id, runId));

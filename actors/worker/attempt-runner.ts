@@ -70,6 +70,8 @@ export class AttemptRunner {
     private readonly models: ModelSources,
     private readonly pool: Piscina,
     readonly run: RunRow,
+    /** The run's running status is on the stream already (claimed at acceptance, see WorkerHost.reserve). */
+    private readonly announced = false,
   ) {
     this.tail = new LiveTail(context.bus, run.id, run.thread_id, run.attempts);
     this.leaseMs = context.services.config.worker.authority_seconds * 1000;
@@ -100,7 +102,7 @@ export class AttemptRunner {
     );
     // Not awaited: it stays off the path to the first token, and later events of this run
     // still follow it (one Redis connection keeps command order; the memory bus is synchronous).
-    void this.context.bus.publish(this.run.thread_id, [{ type: 'run.status', run_id: this.run.id, status: 'running', run: runView(this.run) }]);
+    if (!this.announced) void this.context.bus.publish(this.run.thread_id, [{ type: 'run.status', run_id: this.run.id, status: 'running', run: runView(this.run) }]);
     // The lease is renewed from here on, not only once the task runs: preparing can take long
     // (creating the run's environment at a vendor) and must not let the lease expire meanwhile.
     const leaseSeconds = this.context.services.config.worker.authority_seconds;

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type Services, type Stoppable } from '../../runtime/index.js';
+import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
 import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv } from '../attempt/index.js';
-import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext } from '../engine/index.js';
+import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext, type LocalClaim, type LocalRunHost } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { NotificationListener } from './notification-listener.js';
 import type { ModelSources } from './run-models.js';
@@ -20,7 +20,7 @@ export function poolShape(slots: number, cores = availableParallelism()): { maxT
  * it drains: no more claims, every attempt is asked to finish its step and hand off, and what
  * has not handed off within worker.drain_seconds is left to lease expiry.
  */
-export class WorkerHost implements Stoppable {
+export class WorkerHost implements Stoppable, LocalRunHost {
   /**
    * This worker's identity: its runs' lease_owner and the key of its session lock. A new one
    * after a lost session (sessionLost), so the lost identity's runs are the lost-worker scan's
@@ -43,6 +43,13 @@ export class WorkerHost implements Stoppable {
   /** Runs named by a NOTIFY while a claim was in flight (see wake). */
   private readonly notifiedWhileClaiming = new Set<string>();
   private again = false;
+  /**
+   * Slots promised but not yet running: reserved by thread operations of this process for runs
+   * their transactions claim (reserve), and asked for by the claim statement in flight. Every
+   * count of free slots subtracts both, so running + reserved + claiming never exceeds slots.
+   */
+  private reserved = 0;
+  private claimingFor = 0;
   private stopping = false;
   private readonly beat: () => void;
   private readonly wakeLocal = (runIds: readonly string[]): void => this.wakeFor(runIds);
@@ -76,7 +83,56 @@ export class WorkerHost implements Stoppable {
     // Role all: a run accepted by this process's thread actors is claimed without the NOTIFY
     // round trip (EngineContext.localClaimers); the claim is the same fenced statement.
     this.context.localClaimers.add(this.wakeLocal);
+    this.context.localHosts.add(this);
     this.wake();
+  }
+
+  private get free(): number {
+    return this.services.config.worker.slots - this.running.size - this.reserved - this.claimingFor;
+  }
+
+  /**
+   * A slot for a run that the caller's transaction will insert claimed (role all, LocalRunHost).
+   * Same preconditions as a claim: not stopping, and the session lock held (a run leased to a
+   * worker whose lock is not held is requeued by the lost-worker scan at once). The claim's
+   * lease_owner is the identity at reservation; if the session was lost before the commit, the
+   * run is that lost identity's and the scan requeues it (start hosts nothing).
+   */
+  reserve(): LocalClaim | null {
+    if (this.stopping || !this.listener.ready || this.free <= 0) return null;
+    this.reserved++;
+    const workerId = this.id;
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      this.reserved--;
+      return true;
+    };
+    return {
+      workerId,
+      attemptId: newId(ID_PREFIX.attempt),
+      leaseSeconds: this.services.config.worker.authority_seconds,
+      start: (run: RunRow) => {
+        if (!settle()) return;
+        if (this.stopping || workerId !== this.id) {
+          // Committed running and leased to this worker, which will not run it: stopping (the
+          // session lock goes with the listener at the end of stop) or a lost identity. The
+          // lost-worker scan requeues it once no lock is held for its lease_owner.
+          this.services.logger.warn({ run_id: run.id, worker_id: workerId }, 'a run claimed at acceptance was not started here; it is requeued');
+          return;
+        }
+        this.host(run, true);
+      },
+      release: () => {
+        if (!settle()) return;
+        // A claim may have found no room because of this reservation.
+        if (this.saturated) {
+          this.saturated = false;
+          this.wake();
+        }
+      },
+    };
   }
 
   /**
@@ -108,7 +164,7 @@ export class WorkerHost implements Stoppable {
 
   private async claim(): Promise<void> {
     const { worker } = this.services.config;
-    const free = worker.slots - this.running.size;
+    const free = this.free;
     // No claim without the session lock: a run owned by a worker that holds no lock looks
     // dead to expire_leases and would be requeued at once. Reconnecting catches up (catchUp).
     if (free <= 0) {
@@ -116,31 +172,40 @@ export class WorkerHost implements Stoppable {
       return;
     }
     if (!this.listener.ready) return;
-    const claimed = await claimRuns(this.services.pool, this.id, free, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
-    for (const run of claimed) {
-      const runner = new AttemptRunner(this.context, this.models, this.pool, run);
-      this.running.set(run.id, runner);
-      this.services.metrics.attemptsActive.set(this.running.size);
-      void runner.done.then(() => {
-        this.running.delete(run.id);
-        this.services.metrics.attemptsActive.set(this.running.size);
-        // A freed slot can only take a run that was accepted while every slot was busy (its
-        // NOTIFY found no room), or this very run requeued when its attempt ended without
-        // settling it (its NOTIFY may have arrived while this runner still held it); otherwise
-        // every accepted run was claimed when it was announced, and a claim now would find
-        // nothing. The poll stays the fallback.
-        if (this.saturated || !runner.settledRun) {
-          this.saturated = false;
-          this.wake();
-        }
-      });
-      void runner.start();
+    let claimed: RunRow[];
+    this.claimingFor = free;
+    try {
+      claimed = await claimRuns(this.services.pool, this.id, free, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
+    } finally {
+      this.claimingFor = 0;
     }
+    for (const run of claimed) this.host(run, false);
     // Every slot taken: there may be more, and runs accepted from now on find no room.
     if (claimed.length === free) {
       this.again = true;
       this.saturated = true;
     }
+  }
+
+  /** Runs the attempt of a run claimed by this worker; `announced`: its running status is already on the stream. */
+  private host(run: RunRow, announced: boolean): void {
+    const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced);
+    this.running.set(run.id, runner);
+    this.services.metrics.attemptsActive.set(this.running.size);
+    void runner.done.then(() => {
+      this.running.delete(run.id);
+      this.services.metrics.attemptsActive.set(this.running.size);
+      // A freed slot can only take a run that was accepted while every slot was busy (its
+      // NOTIFY found no room), or this very run requeued when its attempt ended without
+      // settling it (its NOTIFY may have arrived while this runner still held it); otherwise
+      // every accepted run was claimed when it was announced, and a claim now would find
+      // nothing. The poll stays the fallback.
+      if (this.saturated || !runner.settledRun) {
+        this.saturated = false;
+        this.wake();
+      }
+    });
+    void runner.start();
   }
 
   /**
@@ -192,6 +257,7 @@ export class WorkerHost implements Stoppable {
   async stop(): Promise<void> {
     this.stopping = true;
     this.context.localClaimers.delete(this.wakeLocal);
+    this.context.localHosts.delete(this);
     this.services.readiness.unwatch('worker.claim');
     if (this.poller) clearInterval(this.poller);
     await this.claiming;

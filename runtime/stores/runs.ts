@@ -69,6 +69,13 @@ export function runView(run: RunRow): Record<string, unknown> {
   return view;
 }
 
+/** A claim taken by the transaction that accepts the run (see insertRun). */
+export interface RunClaim {
+  readonly workerId: string;
+  readonly attemptId: string;
+  readonly leaseSeconds: number;
+}
+
 export async function insertRun(
   db: Queryable,
   row: Pick<RunRow, 'id' | 'workspace_id' | 'session_id' | 'thread_id' | 'agent_id' | 'agent_revision_id' | 'revision_selection' | 'trigger' | 'lineage' | 'parent_run_id' | 'source_entry_id' | 'principal_id' | 'max_attempts' | 'labels' | 'input' | 'options' | 'config' | 'resume'> & {
@@ -80,13 +87,24 @@ export async function insertRun(
   },
   /** A NOTIFY channel told the run id in the same statement (delivered when the transaction commits). */
   notifyChannel?: string,
+  /**
+   * Claimed by the inserting transaction (role all, a free local slot: RunClaim): the run is
+   * inserted running, attempt 1 open and leased to the worker, exactly as claimRuns would leave
+   * it, so the claim commits with the acceptance and is fenced by the same attempt id and lease.
+   */
+  claim?: RunClaim | null,
 ): Promise<RunRow> {
   const result = await db.query(
     `with inserted as (insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
        parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal,
-       memory_mounts, memory_sources, history_start)
-     values ($1, $2, $3, $4, $5, $6, $7, 'accepted', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $23, $24,
-       (select message_count from threads where id = $4)) returning *)
+       memory_mounts, memory_sources, history_start, attempts, current_attempt_id, lease_owner, lease_expires_at, started_at)
+     values ($1, $2, $3, $4, $5, $6, $7, case when $25::text is null then 'accepted' else 'running' end, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $23, $24,
+       (select message_count from threads where id = $4),
+       case when $25::text is null then 0 else 1 end, $25, $26, case when $25::text is null then null else now() + make_interval(secs => $27) end,
+       case when $25::text is null then null else now() end) returning *
+     ), attempt_row as (
+       insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, lease_owner from inserted where $25::text is not null
+     )
      select inserted.* from inserted
        left join lateral (select pg_notify($22, inserted.id) where $22::text is not null) notified on true`,
     [
@@ -95,6 +113,7 @@ export async function insertRun(
       JSON.stringify(row.options), JSON.stringify(row.config), row.resume === null ? null : JSON.stringify(row.resume),
       row.checkpoint_key ?? null, row.checkpoint_seq ?? 0, row.next_ordinal ?? 1, notifyChannel ?? null,
       JSON.stringify(row.memory_mounts ?? []), JSON.stringify(row.memory_sources ?? {}),
+      claim?.attemptId ?? null, claim?.workerId ?? null, claim?.leaseSeconds ?? 0,
     ],
   );
   return mapRun(result.rows[0]);

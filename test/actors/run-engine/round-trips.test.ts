@@ -8,8 +8,9 @@
 // - the seal (with its final step when that commits with it): (1) BEGIN + thread lock + fenced
 //   pointer move, (2) the step's rows, the seal, entry, history, thread and the next-entry read,
 //   (3) COMMIT; a step committed on its own: (1) BEGIN + pointer move, (2) its rows + COMMIT;
-// - one claim per run: neither the NOTIFY that follows the local wake (role all) nor the slot
-//   the run frees sends a claim that would find nothing.
+// - no claim statement at all in role all with a free slot: the POST's run insert claims the run
+//   for the local worker (attempt row included) in the same round trip, sends no NOTIFY, and
+//   the slot the run frees sends no claim that would find nothing.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedTransaction, TransactionCounter } from '../../../bench/pg-transaction-counter.js';
@@ -46,7 +47,7 @@ async function runOnce(text: string, key: string): Promise<{ runId: string; tran
   return { runId, transactions: counter.takeTransactions() };
 }
 
-test('an inbox POST is three round trips and one commit; a seal three, a step two; one claim per run', async () => {
+test('an inbox POST is three round trips and one commit and claims its run; a seal three, a step two; no claim statement', async () => {
   await runOnce('warm-up', 'trips-warm-up'); // caches, the worker's threads, the model connection
   for (const i of [1, 2]) {
     const { runId, transactions } = await runOnce(`hello ${i}`, `trips-${i}`);
@@ -66,8 +67,9 @@ test('an inbox POST is three round trips and one commit; a seal three, a step tw
     assert.is(seals[0]!.round_trips, 3, JSON.stringify(seals[0]));
     // A step committed on its own: BEGIN + fenced pointer move, then its rows + COMMIT.
     for (const step of having(transactions, 'with owned as').filter((t) => !t.statements.some((x) => x.includes('with sealed as')))) assert.is(step.round_trips, 2, JSON.stringify(step));
+    assert.ok(posts[0]!.statements.some((s) => s.includes('insert into run_attempts')), 'the POST claims its run');
     const claims = having(transactions, "set status = 'running', attempts = r.attempts + 1");
-    assert.is(claims.length, 1, `claims: ${claims.length}`);
+    assert.is(claims.length, 0, `claims: ${claims.length}`);
   }
 });
 

@@ -33,7 +33,12 @@ test('a run streams text items and completes; items are committed with gap-free 
   const posted = await send(f, 'hello-run');
   assert.is(posted.status, 201, JSON.stringify(posted.body));
   assert.is(posted.body.entry.position, 1);
-  assert.is(posted.body.run.status, 'accepted');
+  // The fixture is one `all` process with free slots: the POST's transaction claims the run
+  // for the local worker (WorkerHost.reserve), so it answers with the run already running.
+  assert.is(posted.body.run.status, 'running');
+  assert.is(posted.body.run.attempts, 1);
+  assert.ok(posted.body.run.current_attempt_id);
+  assert.ok(posted.body.run.started_at);
   assert.is(posted.body.thread.current_run_id, posted.body.run.id);
   const run = await waitForRun(f, posted.body.run.id);
   assert.is(run.status, 'completed', JSON.stringify(run.failure));
@@ -208,21 +213,33 @@ test('logs link the request, the run and its attempt by id; message authors name
   assert.is((await f.client.get(`/api/v1/sessions/${f.sessionId}/message-authors?${tooMany}`)).status, 400);
 });
 
-test('starting a run notifies the workers when the transaction commits (they do not wait for a poll)', async () => {
+test('a run accepted without a local slot notifies the workers when the transaction commits (they do not wait for a poll)', async () => {
   const listener = new pg.Client({ connectionString: f.db.url });
   await listener.connect();
   const heard: string[] = [];
   listener.on('notification', (n) => heard.push(`${n.channel}:${n.payload}`));
   await listener.query('listen svc_run_accepted');
+  let release!: () => void;
+  scripts.set('notify-first', [{ type: 'text', text: 'first', hold: new Promise<void>((r) => (release = r)) }]);
   try {
-    const posted = await send(f, 'notify-me');
-    await until(() => heard, (h) => h.includes(`svc_run_accepted:${posted.body.run.id}`), 5000);
-    assert.is(heard.filter((h) => h.endsWith(posted.body.run.id)).length, 1);
-    const entry = posted.body.entry;
-    assert.is(entry.status, 'assigned');
-    assert.is(entry.assigned_run_id, posted.body.run.id);
-    await waitForRun(f, posted.body.run.id);
+    // A POST to an idle thread with a free local slot commits its run claimed (no NOTIFY: no
+    // other worker has anything to claim). The queued input's run is accepted by the first
+    // run's seal, which claims nothing for itself: that one is announced to every worker.
+    const first = await send(f, 'notify-first');
+    assert.is(first.body.run.status, 'running');
+    const queued = await send(f, 'notify-me');
+    assert.is(queued.body.run, null);
+    assert.is(queued.body.entry.status, 'pending');
+    release();
+    await waitForRun(f, first.body.run.id);
+    const entry = await until(() => f.client.get(`/api/v1/threads/${f.threadId}/inbox/${queued.body.entry.id}`), (r) => r.body.assigned_run_id !== null, 5000);
+    const runId = entry.body.assigned_run_id as string;
+    await until(() => heard, (h) => h.includes(`svc_run_accepted:${runId}`), 5000);
+    assert.is(heard.filter((h) => h.endsWith(runId)).length, 1);
+    assert.not.ok(heard.some((h) => h.endsWith(first.body.run.id)), 'the run claimed at acceptance is announced to nobody');
+    await waitForRun(f, runId);
   } finally {
+    release?.();
     await listener.end();
   }
 });

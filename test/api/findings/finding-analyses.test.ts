@@ -68,7 +68,8 @@ test('analyses the selected traces and records the findings citing only them', a
   assert.ok(v.id.startsWith('fan_'));
   assert.is(v.agent_id, f.agentId);
   assert.ok(v.run_id.startsWith('run_') && v.session_id.startsWith('ses_') && v.thread_id.startsWith('thr_'));
-  assert.is(v.run_status, 'accepted');
+  // Started through the inbox: in this one `all` process with a free slot, claimed at once.
+  assert.is(v.run_status, 'running');
   assert.is(v.finding_count, 0);
   assert.equal(v.selected_traces, [{ run_id: runNew, trace_id: runNew }, { run_id: runOld, trace_id: runOld }]);
   assert.equal(v.read_trace_ids, [runNew, runOld]);
