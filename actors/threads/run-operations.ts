@@ -19,7 +19,7 @@ import {
   type SealChange,
   type ThreadState,
 } from '../../runtime/index.js';
-import { CHANNEL_RUN_CANCEL, type EngineContext } from '../engine/index.js';
+import { CHANNEL_RUN_CANCEL, reserveLocalClaim, type EngineContext, type LocalClaim } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
 import { failEntry, startRunForEntry, type StartedRun } from './start-run.js';
 import { announceChildResult, childThreads, deliverChildResultSoon, startSubagentChildren } from './subagents.js';
@@ -37,12 +37,18 @@ export async function advanceLocked(
   events: ThreadEvents,
   /** The first pending entry, when the caller already issued its read (after the thread went idle). */
   first?: Promise<InboxEntry | null>,
+  /**
+   * Where a slot of this process's worker host is kept when one is reserved for the run (see
+   * LocalClaims): the caller starts it with the run after the commit, or releases it.
+   */
+  local?: LocalClaims,
 ): Promise<StartedRun | null> {
   if (thread.current_run_id !== null) return null;
   for (let entry = await (first ?? firstPendingEntry(tx, thread.id)); entry; entry = await firstPendingEntry(tx, thread.id)) {
     try {
       await tx.query('savepoint start_run');
-      const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts);
+      if (local) local.claim ??= reserveLocalClaim(context);
+      const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, undefined, undefined, undefined, undefined, local?.claim);
       await tx.query('release savepoint start_run');
       events.entry(started.entry).run(started.run);
       return started;
@@ -55,15 +61,43 @@ export async function advanceLocked(
   return null;
 }
 
+/**
+ * A slot of this process's worker host held across a thread operation's transaction (kept over a
+ * retried try and the entries that failed to start): after the commit, `settle` hands it the run
+ * the transaction claimed with it, or gives it back.
+ */
+export class LocalClaims {
+  claim: LocalClaim | null = null;
+
+  /** After the transaction: `run` is what it committed (null if nothing, or it failed). */
+  settle(run: RunRow | null | undefined): void {
+    const { claim } = this;
+    this.claim = null;
+    if (!claim) return;
+    if (run && run.current_attempt_id === claim.attemptId) claim.start(run);
+    else claim.release();
+  }
+}
+
 /** advance_threads for one thread, through its actor. */
 export function advanceThread(context: EngineContext, workspaceId: string, threadId: string): Promise<RunRow | null> {
   return context.actors.run(threadId, async () => {
     const events = new ThreadEvents();
-    const started = await withTransaction(context.services.pool, async (tx) => {
-      const thread = await lockThread(tx, workspaceId, threadId);
-      return thread ? advanceLocked(context, tx, thread, events) : null;
-    });
-    await events.publish(context, threadId);
+    const local = new LocalClaims();
+    let started: StartedRun | null;
+    try {
+      started = await withTransaction(context.services.pool, async (tx) => {
+        events.clear();
+        const thread = await lockThread(tx, workspaceId, threadId);
+        return thread ? advanceLocked(context, tx, thread, events, undefined, local) : null;
+      });
+    } catch (error) {
+      local.settle(null);
+      throw error;
+    }
+    const publishing = events.publish(context, threadId);
+    local.settle(started?.run);
+    await publishing;
     return started?.run ?? null;
   });
 }
@@ -104,7 +138,11 @@ export function sealAndAdvance(
     const events = new ThreadEvents();
     /** Parents to tell at once, after the commit, that a child of theirs ended. */
     const parents: string[] = [];
+    // The next queued input's run, claimed for this process's worker when it has a free slot.
+    const local = new LocalClaims();
+    let nextRun: RunRow | null = null;
     const sealed = await withTransaction(context.services.pool, async (tx) => {
+      nextRun = null;
       parents.length = 0; // a retried transaction starts over
       events.clear();
       // The same row lock as ever, first in the transaction; the seal never reads the history
@@ -155,8 +193,11 @@ export function sealAndAdvance(
       const parent = await announceChildResult(tx, thread, done);
       if (parent) parents.push(parent);
       if (idle) {
-        const started = await advanceLocked(context, tx, { ...thread, current_run_id: null }, events, next);
-        if (started) after = started.thread;
+        const started = await advanceLocked(context, tx, { ...thread, current_run_id: null }, events, next, local);
+        if (started) {
+          after = started.thread;
+          nextRun = started.run;
+        }
       }
       if (inTransaction) {
         await inTransaction(tx, done);
@@ -167,10 +208,13 @@ export function sealAndAdvance(
       events.thread(after);
       return done;
     }).catch((error: unknown) => {
+      local.settle(null);
       if (error instanceof SealFencedOut) return undefined;
       throw error;
     });
-    await events.publish(context, run.thread_id);
+    const publishing = events.publish(context, run.thread_id);
+    local.settle(nextRun);
+    await publishing;
     if (sealed) await context.bus.clearTail(run.id);
     for (const parent of parents) deliverChildResultSoon(context, parent);
     return sealed;

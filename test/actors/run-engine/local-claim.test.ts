@@ -48,7 +48,9 @@ test('a full host leaves the run accepted for any worker; it starts when the slo
   scripts.set('holds-the-slot', [{ type: 'text', text: 'held', hold: new Promise<void>((r) => (release = r)) }]);
   try {
     const holding = await send(f, 'holds-the-slot', {}, await newThread());
-    assert.is(holding.body.run.status, 'running');
+    // (Claimed by its POST, or by a claim if the previous test's attempt had not yet freed the
+    // slot when it came.) Once it runs, the only slot is taken.
+    await until(() => f.client.get(`/api/v1/runs/${holding.body.run.id}`), (r) => r.body.status === 'running', 5000);
     const waiting = await send(f, 'waits-for-a-slot', {}, await newThread());
     assert.is(waiting.status, 201);
     assert.is(waiting.body.run.status, 'accepted', 'no slot was free: the run is anyone\'s to claim');
@@ -74,11 +76,10 @@ test('a reservation whose transaction fails is given back: the next run gets the
       assert.is(refused.status, 500, JSON.stringify(refused.body));
     }
     // With a leaked reservation the only slot would stay taken: this run would be accepted
-    // (not claimed at acceptance) and never claimed.
+    // (not claimed at acceptance) and never claimed, so it would never complete.
     const next = await send(f, 'after-refusals', {}, thread);
     assert.is(next.status, 201, JSON.stringify(next.body));
-    assert.is(next.body.run.status, 'running');
-    assert.is((await waitForRun(f, next.body.run.id)).status, 'completed');
+    assert.is((await waitForRun(f, next.body.run.id, undefined, 10_000)).status, 'completed');
   } finally {
     await query(f.db.url, 'drop trigger if exists test_refuse_run on runs');
   }

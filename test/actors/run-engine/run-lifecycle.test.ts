@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ModelScript } from '../../../bench/model-server.js';
 import pg from 'pg';
+import { query } from '../../support/database.js';
 import { send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 
 const test = suite('actors/run-engine/run-lifecycle');
@@ -213,31 +214,55 @@ test('logs link the request, the run and its attempt by id; message authors name
   assert.is((await f.client.get(`/api/v1/sessions/${f.sessionId}/message-authors?${tooMany}`)).status, 400);
 });
 
-test('a run accepted without a local slot notifies the workers when the transaction commits (they do not wait for a poll)', async () => {
+test('a run no local worker claimed notifies the workers when the transaction commits (they do not wait for a poll)', async () => {
+  // A control process has no worker host: the POST accepts the run for any worker to claim and
+  // announces it. (In role all with a free slot the POST claims the run itself and announces it
+  // to nobody: local-claim.test.ts.)
+  const control = await startRunFixture({ role: 'control', kvUrl: 'redis://127.0.0.1:6379' });
+  const listener = new pg.Client({ connectionString: control.db.url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on('notification', (n) => heard.push(`${n.channel}:${n.payload}`));
+  await listener.query('listen svc_run_accepted');
+  try {
+    const posted = await send(control, 'notify-me');
+    assert.is(posted.body.run.status, 'accepted');
+    await until(() => heard, (h) => h.includes(`svc_run_accepted:${posted.body.run.id}`), 5000);
+    assert.is(heard.filter((h) => h.endsWith(posted.body.run.id)).length, 1);
+    const entry = posted.body.entry;
+    assert.is(entry.status, 'assigned');
+    assert.is(entry.assigned_run_id, posted.body.run.id);
+  } finally {
+    await listener.end();
+    await control.stop();
+  }
+});
+
+test('a queued input started by a seal is claimed in the seal transaction by the sealing worker (no NOTIFY)', async () => {
   const listener = new pg.Client({ connectionString: f.db.url });
   await listener.connect();
   const heard: string[] = [];
   listener.on('notification', (n) => heard.push(`${n.channel}:${n.payload}`));
   await listener.query('listen svc_run_accepted');
   let release!: () => void;
-  scripts.set('notify-first', [{ type: 'text', text: 'first', hold: new Promise<void>((r) => (release = r)) }]);
+  scripts.set('seal-first', [{ type: 'text', text: 'first', hold: new Promise<void>((r) => (release = r)) }]);
   try {
-    // A POST to an idle thread with a free local slot commits its run claimed (no NOTIFY: no
-    // other worker has anything to claim). The queued input's run is accepted by the first
-    // run's seal, which claims nothing for itself: that one is announced to every worker.
-    const first = await send(f, 'notify-first');
+    const first = await send(f, 'seal-first');
     assert.is(first.body.run.status, 'running');
-    const queued = await send(f, 'notify-me');
+    const queued = await send(f, 'seal-queued');
     assert.is(queued.body.run, null);
-    assert.is(queued.body.entry.status, 'pending');
     release();
     await waitForRun(f, first.body.run.id);
     const entry = await until(() => f.client.get(`/api/v1/threads/${f.threadId}/inbox/${queued.body.entry.id}`), (r) => r.body.assigned_run_id !== null, 5000);
     const runId = entry.body.assigned_run_id as string;
-    await until(() => heard, (h) => h.includes(`svc_run_accepted:${runId}`), 5000);
-    assert.is(heard.filter((h) => h.endsWith(runId)).length, 1);
-    assert.not.ok(heard.some((h) => h.endsWith(first.body.run.id)), 'the run claimed at acceptance is announced to nobody');
-    await waitForRun(f, runId);
+    assert.is((await waitForRun(f, runId)).status, 'completed');
+    // Claimed by the transaction that created it (its start is the transaction's now(), like
+    // its creation), leased to the worker that ran the first run, and announced to nobody.
+    const [row] = await query<{ same: boolean; attempts: number }>(f.db.url, 'select started_at = created_at as same, attempts from runs where id = $1', [runId]);
+    assert.equal(row, { same: true, attempts: 1 });
+    const workers = await query<{ run_id: string; worker_id: string }>(f.db.url, 'select run_id, worker_id from run_attempts where run_id = any($1)', [[first.body.run.id, runId]]);
+    assert.is(new Set(workers.map((w) => w.worker_id)).size, 1, JSON.stringify(workers));
+    assert.not.ok(heard.some((h) => h.endsWith(runId)), 'no NOTIFY for a run claimed at acceptance');
   } finally {
     release?.();
     await listener.end();
