@@ -30,7 +30,9 @@ async function assertRendersRun(events: SeenEvent[], runId: string): Promise<voi
   assert.ok(textItems.length > 0, 'the run committed text items');
   for (const item of textItems) assert.is(texts.get(item.ordinal), item.content.text, `text of item ${item.ordinal} rebuilt from deltas`);
   const deltas = events.filter((e) => e.type === 'item.delta' && e.data.run_id === runId);
-  assert.ok(deltas.length >= 12, `the text arrived delta by delta (${deltas.length} deltas)`);
+  // 12 tokens, 2 ms apart: under load the attempt and the host coalesce deltas that arrive in
+  // one tick (a turn's first delta is always sent alone), so the count is between 2 and 12.
+  assert.ok(deltas.length >= 2 && deltas.length <= 12, `the text arrived delta by delta (${deltas.length} deltas)`);
   assert.equal(completed.map((e) => e.data.ordinal), items.map((i) => i.ordinal), 'one item.completed per committed item');
   for (const item of items) {
     const seen = completed.find((e) => e.data.ordinal === item.ordinal)!.data.item;
