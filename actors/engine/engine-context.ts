@@ -26,16 +26,16 @@ export interface EngineContext {
    */
   readonly localClaimers: Set<(acceptedRunIds: readonly string[]) => void>;
   /**
-   * The same worker hosts (role all), asked for a free slot before a thread operation inserts a
-   * run: with one, the run is claimed by the transaction that accepts it (insertRun's claim) and
-   * handed to the host after the commit, with no claim transaction, NOTIFY or wake between the
-   * POST and its attempt (the issue #18 lever "in role all, an accepted run can go straight to
-   * the local worker host").
+   * The worker hosts of this process (roles all and worker), asked for a free slot before a
+   * thread operation inserts a run (LocalClaims): with one, the run is claimed by the
+   * transaction that accepts it (insertRun's claim) and handed to the host after the commit,
+   * with no claim transaction, NOTIFY or wake in between (the issue #18 lever "in role all, an
+   * accepted run can go straight to the local worker host").
    */
   readonly localHosts: Set<LocalRunHost>;
 }
 
-/** A worker host of this process that runs can be handed to at acceptance (role all). */
+/** A worker host of this process that runs can be handed to at acceptance. */
 export interface LocalRunHost {
   /** A slot, held until start or release; null when the host has none (full, draining, no session lock). */
   reserve(): LocalClaim | null;
@@ -50,13 +50,34 @@ export interface LocalClaim extends RunClaim {
   release(): void;
 }
 
-/** A slot of the first local host with room, or null (the run is accepted for any worker to claim). */
-export function reserveLocalClaim(context: EngineContext): LocalClaim | null {
-  for (const host of context.localHosts) {
-    const claim = host.reserve();
-    if (claim) return claim;
+/**
+ * A slot of this process's worker host held across a thread operation's transaction (kept over a
+ * retried try and over entries that failed to start): `reserve` before the run is inserted,
+ * `settle` after the transaction — it hands the slot the run the transaction committed with its
+ * claim, or gives it back. Call settle after the operation's events are queued on the bus, so the
+ * stream shows the run's status before anything its attempt publishes.
+ */
+export class LocalClaims {
+  claim: LocalClaim | null = null;
+
+  /** The slot held, else one of the first local host with room; null: the run is accepted for any worker. */
+  reserve(context: EngineContext): LocalClaim | null {
+    if (this.claim) return this.claim;
+    for (const host of context.localHosts) {
+      this.claim = host.reserve();
+      if (this.claim) break;
+    }
+    return this.claim;
   }
-  return null;
+
+  /** After the transaction: `run` is what it committed (null if nothing, or it failed). */
+  settle(run: RunRow | null | undefined): void {
+    const { claim } = this;
+    this.claim = null;
+    if (!claim) return;
+    if (run && run.current_attempt_id === claim.attemptId) claim.start(run);
+    else claim.release();
+  }
 }
 
 // NOTIFY channels: a run became accepted (workers wake and claim), a cancel was requested (the

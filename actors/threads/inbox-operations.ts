@@ -27,7 +27,7 @@ import {
   type ThreadRow,
   type ThreadState,
 } from '../../runtime/index.js';
-import { CHANNEL_STEER, effectiveConfig, reserveLocalClaim, runMountInputs, type EngineContext, type LocalClaim, type RunOptions } from '../engine/index.js';
+import { CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
 import { startRunForEntry, type ResolvedRevision } from './start-run.js';
 import { ThreadEvents } from './thread-events.js';
 
@@ -126,9 +126,8 @@ export function enqueueInput(
     const events = new ThreadEvents();
     // Role all: a free slot of this process's worker host, reserved when the input starts a run,
     // so that the run commits claimed (RunClaim) and its attempt starts right after the commit.
-    // Kept across a retried transaction; started only with the run it committed, else released.
-    const local: { claim: LocalClaim | null } = { claim: null };
-    const committed = withTransaction(context.services.pool, async (tx) => {
+    const local = new LocalClaims();
+    const result = await withTransaction(context.services.pool, async (tx) => {
       // One round trip with the BEGIN (the pool pipelines): the request's Idempotency-Key is
       // taken first, in this same transaction (one commit per POST), then the thread row is
       // locked. Statement order keeps the lock order (the key's advisory lock, then the row) and
@@ -182,8 +181,7 @@ export function enqueueInput(
       if (runId) {
         // The run is built from what the entry is inserted with (its statement is still in flight).
         const planned = { id: entryId, payload, options: input.options ?? {}, agent_id: input.agent_id, agent_revision_id: input.agent_revision_id ?? null, principal_id: target.principal.id, origin_run_id: null, assigned_run_id: runId };
-        local.claim ??= reserveLocalClaim(context);
-        const started = await startRunForEntry(tx, thread, planned, context.services.config.worker.max_attempts, resolved, runId, context.services.caches, readForResponse, local.claim);
+        const started = await startRunForEntry(tx, thread, planned, context.services.config.worker.max_attempts, resolved, runId, context.services.caches, readForResponse, local.reserve(context));
         entry = await inserting;
         run = started.run;
         thread = started.thread;
@@ -199,26 +197,19 @@ export function enqueueInput(
       const value = { entry, run, thread: read ?? (await threadForResponse(tx, thread)) };
       await onCommit(tx, value);
       return { value, state: thread };
-    });
-    let result: Awaited<typeof committed>;
-    try {
-      result = await committed;
-    } catch (error) {
-      local.claim?.release();
+    }).catch((error: unknown) => {
+      local.settle(null);
       throw error;
-    }
-    const { claim } = local;
-    const claimedRun = claim && result.value.run?.current_attempt_id === claim.attemptId ? result.value.run : null;
-    if (claim && !claimedRun) claim.release();
+    });
     events.entry(result.value.entry);
     // thread.changed carries the state (no history), not the response's whole thread.
     if (result.value.run) events.run(result.value.run).thread(result.state);
     // The events are queued on the bus before the attempt can publish anything (its first
     // publish follows an await), so the stream shows the run's status before its items.
-    // The attempt starts before the answer waits for its events' XADD (measured: the first
-    // delta ~2.5 ms sooner than starting it after; the 201 ~0.8 ms later, bench/RESULTS.md).
+    // The attempt starts before the answer waits for its events' XADD (measured against starting
+    // it after the 201: the first delta ~0.8 ms sooner, the 201 ~1.9 ms later; bench/RESULTS.md).
     const publishing = events.publish(context, target.threadId);
-    if (claimedRun) claim!.start(claimedRun);
+    local.settle(result.value.run);
     await publishing;
     return result.value;
   });

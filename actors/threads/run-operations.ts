@@ -19,7 +19,7 @@ import {
   type SealChange,
   type ThreadState,
 } from '../../runtime/index.js';
-import { CHANNEL_RUN_CANCEL, reserveLocalClaim, type EngineContext, type LocalClaim } from '../engine/index.js';
+import { CHANNEL_RUN_CANCEL, LocalClaims, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
 import { failEntry, startRunForEntry, type StartedRun } from './start-run.js';
 import { announceChildResult, childThreads, deliverChildResultSoon, startSubagentChildren } from './subagents.js';
@@ -47,8 +47,7 @@ export async function advanceLocked(
   for (let entry = await (first ?? firstPendingEntry(tx, thread.id)); entry; entry = await firstPendingEntry(tx, thread.id)) {
     try {
       await tx.query('savepoint start_run');
-      if (local) local.claim ??= reserveLocalClaim(context);
-      const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, undefined, undefined, undefined, undefined, local?.claim);
+      const started = await startRunForEntry(tx, thread, entry, context.services.config.worker.max_attempts, undefined, undefined, undefined, undefined, local?.reserve(context));
       await tx.query('release savepoint start_run');
       events.entry(started.entry).run(started.run);
       return started;
@@ -61,40 +60,19 @@ export async function advanceLocked(
   return null;
 }
 
-/**
- * A slot of this process's worker host held across a thread operation's transaction (kept over a
- * retried try and the entries that failed to start): after the commit, `settle` hands it the run
- * the transaction claimed with it, or gives it back.
- */
-export class LocalClaims {
-  claim: LocalClaim | null = null;
-
-  /** After the transaction: `run` is what it committed (null if nothing, or it failed). */
-  settle(run: RunRow | null | undefined): void {
-    const { claim } = this;
-    this.claim = null;
-    if (!claim) return;
-    if (run && run.current_attempt_id === claim.attemptId) claim.start(run);
-    else claim.release();
-  }
-}
-
 /** advance_threads for one thread, through its actor. */
 export function advanceThread(context: EngineContext, workspaceId: string, threadId: string): Promise<RunRow | null> {
   return context.actors.run(threadId, async () => {
     const events = new ThreadEvents();
     const local = new LocalClaims();
-    let started: StartedRun | null;
-    try {
-      started = await withTransaction(context.services.pool, async (tx) => {
-        events.clear();
-        const thread = await lockThread(tx, workspaceId, threadId);
-        return thread ? advanceLocked(context, tx, thread, events, undefined, local) : null;
-      });
-    } catch (error) {
+    const started = await withTransaction(context.services.pool, async (tx) => {
+      events.clear();
+      const thread = await lockThread(tx, workspaceId, threadId);
+      return thread ? advanceLocked(context, tx, thread, events, undefined, local) : null;
+    }).catch((error: unknown) => {
       local.settle(null);
       throw error;
-    }
+    });
     const publishing = events.publish(context, threadId);
     local.settle(started?.run);
     await publishing;

@@ -48,7 +48,7 @@ export async function startRunForEntry<E extends StartingEntry>(
   caches?: ReadCaches,
   /** Called once the run's statements are issued: what it issues follows them, same round trip. */
   issued?: () => void,
-  /** A local worker slot (role all): the run is inserted claimed by it, and no NOTIFY is sent. */
+  /** A slot of this process's worker (LocalClaims): the run is inserted claimed by it, and no NOTIFY is sent. */
   claim?: RunClaim | null,
 ): Promise<StartedRun<E>> {
   const { agent, revision } = resolved ?? (await resolveAgentRevision(tx, thread.workspace_id, entry.agent_id, entry.agent_revision_id ?? undefined));

@@ -92,7 +92,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
   }
 
   /**
-   * A slot for a run that the caller's transaction will insert claimed (role all, LocalRunHost).
+   * A slot for a run that the caller's transaction will insert claimed (LocalRunHost).
    * Same preconditions as a claim: not stopping, and the session lock held (a run leased to a
    * worker whose lock is not held is requeued by the lost-worker scan at once). The claim's
    * lease_owner is the identity at reservation; if the session was lost before the commit, the

@@ -88,7 +88,7 @@ export async function insertRun(
   /** A NOTIFY channel told the run id in the same statement (delivered when the transaction commits). */
   notifyChannel?: string,
   /**
-   * Claimed by the inserting transaction (role all, a free local slot: RunClaim): the run is
+   * Claimed by the inserting transaction (a free slot of its process's worker: RunClaim): the run is
    * inserted running, attempt 1 open and leased to the worker, exactly as claimRuns would leave
    * it, so the claim commits with the acceptance and is fenced by the same attempt id and lease.
    */

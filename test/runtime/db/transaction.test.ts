@@ -67,9 +67,14 @@ test('the same statements awaited one by one cost a round trip each (what the pi
   assert.is(transactionWith('/* sequential */').round_trips, 4);
 });
 
-test('a failed statement aborts the transaction: statements issued behind it fail too and nothing commits', async () => {
+/** The table holding only item 1, which a later insert of id 1 collides with. */
+async function oneExistingItem(): Promise<void> {
   await pool.query('delete from items');
   await pool.query(`insert into items (id, label) values (1, 'existing')`);
+}
+
+test('a failed statement aborts the transaction: statements issued behind it fail too and nothing commits', async () => {
+  await oneExistingItem();
   const thrown = await thrownBy(() =>
     withTransaction(pool, async (tx) => {
       const first = inFlight(tx.query(`insert into items (id, label) values (2, 'before')`));
@@ -83,8 +88,7 @@ test('a failed statement aborts the transaction: statements issued behind it fai
 });
 
 test('a deferred statement that fails rolls the transaction back, and its error is thrown', async () => {
-  await pool.query('delete from items');
-  await pool.query(`insert into items (id, label) values (1, 'existing')`);
+  await oneExistingItem();
   const thrown = await thrownBy(() =>
     withTransaction(pool, async (tx) => {
       await tx.query(`insert into items (id, label) values (2, 'effect')`);
@@ -96,8 +100,7 @@ test('a deferred statement that fails rolls the transaction back, and its error 
 });
 
 test('a failed statement nobody awaited still fails the transaction (COMMIT answering ROLLBACK is an error)', async () => {
-  await pool.query('delete from items');
-  await pool.query(`insert into items (id, label) values (1, 'existing')`);
+  await oneExistingItem();
   const thrown = await thrownBy(() =>
     withTransaction(pool, async (tx) => {
       await tx.query(`insert into items (id, label) values (2, 'effect')`);
