@@ -126,12 +126,16 @@ export async function renderChat(ctx, threadParam) {
     if ((view.firstOrdinal(run.id) ?? 1) <= 1) state.olderRun -= 1;
     older.hidden = state.olderRun < 0;
   }
-  older.addEventListener('click', () => void ctx.guarded(loadOlder));
+  // One load at a time, whether a click or scrolling to the top asked: two loads of the same run
+  // would both step back a run, and the run between would never be shown.
+  const loadOlderOnce = () => {
+    if (older.hidden || older.disabled) return;
+    older.disabled = true;
+    void ctx.guarded(loadOlder).finally(() => (older.disabled = false));
+  };
+  older.addEventListener('click', loadOlderOnce);
   items.addEventListener('scroll', () => {
-    if (items.scrollTop === 0 && !older.hidden && !older.disabled) {
-      older.disabled = true;
-      void ctx.guarded(loadOlder).finally(() => (older.disabled = false));
-    }
+    if (items.scrollTop === 0) loadOlderOnce();
   });
 
   async function openThread(threadId) {

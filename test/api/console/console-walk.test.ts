@@ -221,7 +221,11 @@ test('an operator sets up a provider, model and agent, chats with streaming, app
     await page.locator('.item.text_message .text', { hasText: 'The tool answered:' }).waitFor();
     await page.locator('#run-status[data-status="completed"]').waitFor();
     // Older runs of the thread load on demand.
-    await page.locator('#older').click();
+    // Two clicks in one go (an impatient user): one load, not two that would both step back a run.
+    await page.locator('#older').evaluate((button: { click(): void }) => {
+      button.click();
+      button.click();
+    });
     await page.locator('.item.user_message .text', { hasText: 'call echo' }).waitFor();
     const oldest = page.locator('.item.user_message .text', { hasText: 'Hello there, console' });
     // Each click (or scrolling to the top) loads one more page or run; the button hides at the start.
