@@ -37,8 +37,12 @@ export interface EngineContext {
 
 /** A worker host of this process that runs can be handed to at acceptance. */
 export interface LocalRunHost {
-  /** A slot, held until start or release; null when the host has none (full, draining, no session lock). */
-  reserve(): LocalClaim | null;
+  /**
+   * A slot, held until start or release; null when the host has none (full, draining, no session
+   * lock). `sealing`: the run whose seal asks, when its attempt runs here — its slot passes to
+   * the thread's next run even if no other is free (see WorkerHost.reserve).
+   */
+  reserve(sealing?: string): LocalClaim | null;
 }
 
 /**
@@ -60,11 +64,14 @@ export interface LocalClaim extends RunClaim {
 export class LocalClaims {
   claim: LocalClaim | null = null;
 
+  /** `sealing`: the run being sealed, for a seal that may start the thread's next run. */
+  constructor(private readonly sealing?: string) {}
+
   /** The slot held, else one of the first local host with room; null: the run is accepted for any worker. */
   reserve(context: EngineContext): LocalClaim | null {
     if (this.claim) return this.claim;
     for (const host of context.localHosts) {
-      this.claim = host.reserve();
+      this.claim = host.reserve(this.sealing);
       if (this.claim) break;
     }
     return this.claim;

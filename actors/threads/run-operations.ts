@@ -116,8 +116,9 @@ export function sealAndAdvance(
     const events = new ThreadEvents();
     /** Parents to tell at once, after the commit, that a child of theirs ended. */
     const parents: string[] = [];
-    // The next queued input's run, claimed for this process's worker when it has a free slot.
-    const local = new LocalClaims();
+    // The next queued input's run, claimed for this process's worker when it has a free slot —
+    // or when the attempt sealing here is this process's: it hands its slot on.
+    const local = new LocalClaims(attemptId !== null ? run.id : undefined);
     let nextRun: RunRow | null = null;
     const sealed = await withTransaction(context.services.pool, async (tx) => {
       nextRun = null;

@@ -46,7 +46,11 @@ export class WorkerHost implements Stoppable, LocalRunHost {
   /**
    * Slots promised but not yet running: reserved by thread operations of this process for runs
    * their transactions claim (reserve), and asked for by the claim statement in flight. Every
-   * count of free slots subtracts both, so running + reserved + claiming never exceeds slots.
+   * count of free slots subtracts both, so running + reserved + claiming never exceeds slots —
+   * but for a seal's hand-over (reserve's `sealing`): the sealing attempt and the thread's next
+   * run both count until the sealing runner returns, which does no model or tool work after its
+   * seal, so at most one extra per sealing attempt, for the few microseconds between the seal's
+   * commit and the runner's end.
    */
   private reserved = 0;
   private claimingFor = 0;
@@ -97,9 +101,15 @@ export class WorkerHost implements Stoppable, LocalRunHost {
    * worker whose lock is not held is requeued by the lost-worker scan at once). The claim's
    * lease_owner is the identity at reservation; if the session was lost before the commit, the
    * run is that lost identity's and the scan requeues it (start hosts nothing).
+   *
+   * `sealing`: the run whose seal will start its thread's next run. When that run's attempt is
+   * hosted here, its slot is handed on whatever else is free: the seal ends it, so the sealing
+   * worker keeps the thread's next run deterministically (not only when no claim statement
+   * happens to be in flight, whose claimingFor takes every free slot for its round trip).
    */
-  reserve(): LocalClaim | null {
-    if (this.stopping || !this.listener.ready || this.free <= 0) return null;
+  reserve(sealing?: string): LocalClaim | null {
+    if (this.stopping || !this.listener.ready) return null;
+    if (this.free <= 0 && (sealing === undefined || !this.running.has(sealing))) return null;
     this.reserved++;
     const workerId = this.id;
     let settled = false;

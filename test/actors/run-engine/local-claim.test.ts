@@ -85,6 +85,29 @@ test('a reservation whose transaction fails is given back: the next run gets the
   }
 });
 
+test('a seal hands its slot to the thread\'s next run, even when it was the only slot', async () => {
+  let release!: () => void;
+  scripts.set('hands-over', [{ type: 'text', text: 'first', hold: new Promise<void>((r) => (release = r)) }]);
+  try {
+    const thread = await newThread();
+    const first = await send(f, 'hands-over', {}, thread);
+    await until(() => f.client.get(`/api/v1/runs/${first.body.run.id}`), (r) => r.body.status === 'running', 5000);
+    const queued = await send(f, 'handed-over', {}, thread);
+    assert.is(queued.body.run, null, 'the thread is busy: queued');
+    release();
+    await waitForRun(f, first.body.run.id);
+    const entry = await until(() => f.client.get(`/api/v1/threads/${thread}/inbox/${queued.body.entry.id}`), (r) => r.body.assigned_run_id !== null, 5000);
+    const next = entry.body.assigned_run_id as string;
+    assert.is((await waitForRun(f, next)).status, 'completed');
+    // The only slot was the sealing attempt's: without the hand-over the run would have been
+    // accepted for any worker and claimed later (started after it was created).
+    const [row] = await query<{ same: boolean; attempts: number }>(f.db.url, 'select started_at = created_at as same, attempts from runs where id = $1', [next]);
+    assert.equal(row, { same: true, attempts: 1 });
+  } finally {
+    release?.();
+  }
+});
+
 test('the host keeps its slot count: one run at a time on one slot, whoever claimed it', async () => {
   const releases: Array<() => void> = [];
   const keys = ['slot-a', 'slot-b', 'slot-c', 'slot-d'];
