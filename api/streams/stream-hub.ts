@@ -124,6 +124,11 @@ export class StreamHub {
         this.announce(subscriber, position);
         return void channel.waiting.push({ subscriber, after: position });
       }
+      // The cursor as the read is sent: every record up to it is in the stream by then, so a
+      // page with none of them after `position` means they were trimmed. The cursor may move
+      // on while the read is out (the fan-out keeps going): records it passes meanwhile can be
+      // missing from this page without any trimming — read again for them.
+      const readFrom = channel.cursor;
       const page = await this.bus.read(channel.threadId, position, REPLAY_PAGE);
       checked = true;
       if (subscriber.closed || !channel.members.has(subscriber)) return;
@@ -139,8 +144,10 @@ export class StreamHub {
         position = record.id;
         progressed = true;
       }
-      // Behind the cursor with nothing left to replay: records the fan-out saw are gone.
-      if (!progressed && compareStreamIds(position, cursor) < 0) return subscriber.finish('trimmed');
+      // Behind the cursor the read was sent at, with nothing to replay: records the fan-out
+      // had seen are gone. (Behind only a cursor that moved during the read: the loop reads
+      // again, now from a cursor that is in the stream.)
+      if (!progressed && compareStreamIds(position, readFrom) < 0) return subscriber.finish('trimmed');
     }
   }
 
