@@ -105,6 +105,8 @@ export async function startTransactionCounter(target: { host: string; port: numb
     let started = false;
     /** Round trips of the transaction in progress on this connection. */
     let txRoundTrips = 0;
+    /** Statements this connection prepared under a name: name → text. */
+    const prepared = new Map<string, string>();
     client.on('data', (chunk: Buffer) => {
       if (started && outstanding === 0) {
         counts.round_trips++;
@@ -114,7 +116,19 @@ export async function startTransactionCounter(target: { host: string; port: numb
       fromClient.push(chunk, (type, body) => {
         if (type === 'S' || type === 'Q') outstanding++;
         if (type === 'Q') texts.push(cString(body, 0)[0]);
-        if (type === 'P') texts.push(cString(body, cString(body, 0)[1])[0]);
+        // An unnamed statement's text comes with its Parse, every time; a named one's (the
+        // service prepares its parameterized statements, runtime/db/pool.ts) with its first
+        // Parse on the connection, and its executions name it in their Bind.
+        if (type === 'P') {
+          const [name, at] = cString(body, 0);
+          const text = cString(body, at)[0];
+          if (name) prepared.set(name, text);
+          else texts.push(text);
+        }
+        if (type === 'B') {
+          const statement = cString(body, cString(body, 0)[1])[0];
+          if (statement) texts.push(prepared.get(statement) ?? `<prepared ${statement}>`);
+        }
       });
       server.write(chunk);
     });

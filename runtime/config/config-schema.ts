@@ -24,6 +24,7 @@ export const ServiceConfig = Type.Object(
       migration_advisory_lock_timeout: int(60, 1, 'seconds to wait for the migration advisory lock'),
       pool_size: int(10, 1, 'connections per process', 1000),
       statement_timeout_ms: int(30000, 0, 'server-side statement timeout; 0 disables'),
+      prepared_statements: bool(true, 'prepare each parameterized statement once per connection (parsed and planned once, not per execution); false behind a pooler that does not keep them per client, e.g. PgBouncer in transaction mode before 1.21'),
       embedded_directory: str('data/postgres', 'data directory of the embedded PostgreSQL'),
       embedded_port: int(54329, 1, 'port of the embedded PostgreSQL (127.0.0.1 only)', 65535),
     }),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../log/index.js';
 
@@ -7,6 +8,57 @@ export type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 // timestamptz and bigint come back as strings: timestamps are passed through as ISO text by
 // the row mappers (toIso), counts are cast to int in SQL where they are small.
+/**
+ * Parameterized statements are prepared once per connection under a name derived from their text
+ * (issue #18: PostgreSQL otherwise parses, analyzes and plans every unnamed statement at each
+ * Bind — 0.1–0.35 ms apiece on the hot paths, measured). A named statement is parsed once per
+ * connection; from its sixth execution PostgreSQL uses a generic plan when that costs no more
+ * than the custom ones (plan_cache_mode auto), so hot statements are no longer planned at all.
+ *
+ * Bounded: the first PREPARED_TEXTS_MAX distinct texts are named (the service's statements
+ * are a fixed set, a few hundred; text built per call, e.g. IN lists of varying length, would
+ * otherwise grow every connection's statement cache), later ones run unnamed as before.
+ * Prepared statements outlive a rolled-back transaction (they are not transactional), and a
+ * Parse refused in an aborted transaction is retried by the statement's next use (pg forgets
+ * a name whose Parse failed). A schema change that alters a cached statement's result columns
+ * makes PostgreSQL answer 0A000 "cached plan must not change result type" once per
+ * connection and statement: the client that sees it is dropped from the pool (ddlChanged).
+ */
+const PREPARED_TEXTS_MAX = 2000;
+const preparedNames = new Map<string, string>();
+
+function statementName(text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < PREPARED_TEXTS_MAX) {
+    name = `svc_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
+
+/** A pg client that names its parameterized statements (see statementName). */
+class PreparingClient extends pg.Client {
+  override query(config: unknown, values?: unknown, callback?: unknown): never {
+    if (typeof config === 'string' && Array.isArray(values)) {
+      const name = statementName(config);
+      if (name) return (super.query as (...a: unknown[]) => never)({ name, text: config, values }, callback);
+    } else if (config !== null && typeof config === 'object' && !('submit' in config)) {
+      const c = config as { text?: unknown; values?: unknown; name?: unknown };
+      if (typeof c.text === 'string' && c.name === undefined && Array.isArray(c.values ?? values)) {
+        const name = statementName(c.text);
+        if (name) return (super.query as (...a: unknown[]) => never)({ ...c, name, values: c.values ?? values }, callback);
+      }
+    }
+    return (super.query as (...a: unknown[]) => never)(config, values, callback);
+  }
+}
+
+/** PostgreSQL's answer when a cached statement's result columns changed under it (ALTER TABLE). */
+export function isCachedPlanChanged(error: unknown): boolean {
+  const e = error as { code?: string; message?: string } | null;
+  return e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '');
+}
+
 export function createPool(options: {
   url: string;
   size: number;
@@ -14,8 +66,11 @@ export function createPool(options: {
   applicationName: string;
   logger: Logger;
   connectTimeoutMs?: number;
+  /** Name parameterized statements (prepared once per connection); default true. */
+  preparedStatements?: boolean;
 }): pg.Pool {
   const pool = new pg.Pool({
+    ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),
     // pg's pipeline mode: a statement is written when it is issued, not when the previous one
     // has answered, so statements issued together cost one round trip (runtime/db/transaction.ts
     // says how the hot transactions use it). A client awaited statement by statement behaves

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { PG_DEADLOCK_DETECTED, PG_SERIALIZATION_FAILURE, pgCode } from '../errors/index.js';
 import { beginChanges, endChanges } from './committed-changes.js';
+import { isCachedPlanChanged } from './pool.js';
 
 // Round trips (see createPool: every pooled client runs in pg's pipeline mode). A statement is
 // written to the socket when it is issued, not when the one before it has answered, and
@@ -89,8 +90,12 @@ export async function withTransaction<T>(
       } catch {
         broken = true; // the connection is unusable; drop it from the pool
       }
+      // A statement this connection prepared before a schema change (createPool): the
+      // connection is dropped with its prepared statements and the transaction, rolled back
+      // whole, runs again on another.
+      if (isCachedPlanChanged(error)) broken = true;
       const code = pgCode(error);
-      if (attempt < retries && (code === PG_SERIALIZATION_FAILURE || code === PG_DEADLOCK_DETECTED)) continue;
+      if (attempt < retries && (code === PG_SERIALIZATION_FAILURE || code === PG_DEADLOCK_DETECTED || isCachedPlanChanged(error))) continue;
       throw error;
     } finally {
       client.release(broken);

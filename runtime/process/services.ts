@@ -58,7 +58,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     throw new Error('kv.url is required for role control or worker: the in-process bus works only for role all in a single process');
   }
   const { url, embedded } = await openDatabaseUrl(loaded, logger);
-  const pool = createPool({ url, size: config.database.pool_size, statementTimeoutMs: config.database.statement_timeout_ms, applicationName: `svc-service:${role}`, logger });
+  const pool = createPool({ url, size: config.database.pool_size, statementTimeoutMs: config.database.statement_timeout_ms, preparedStatements: config.database.prepared_statements, applicationName: `svc-service:${role}`, logger });
   const kv = config.kv.url === '' ? createMemoryKv({ prefix: config.kv.key_prefix }) : createRedisKv({ url: config.kv.url, prefix: config.kv.key_prefix, logger });
   // Startup does not wait long for Redis: losing it only degrades the process.
   // The store starts "lost", so no state change announces a store that never answered: say

@@ -129,4 +129,49 @@ test('the client goes back to the pool usable after each kind of failure', async
   }
 });
 
+// Prepared statements (createPool): a parameterized statement is parsed once per connection and,
+// repeated, planned no more (a generic plan); a schema change under a prepared statement drops
+// the connection and the transaction runs again on another.
+test('a parameterized statement is prepared once per connection and stops being planned', async () => {
+  const client = await pool.connect();
+  try {
+    for (let i = 0; i < 12; i++) await client.query('select label from items where id = $1 and $2::int > -1', [i, i]);
+    const { rows } = await client.query<{ statement: string; generic_plans: number; custom_plans: number }>(
+      `select statement, generic_plans::int, custom_plans::int from pg_prepared_statements where statement like 'select label from items where id = $1 and %'`,
+    );
+    assert.is(rows.length, 1, 'one prepared statement for the twelve executions');
+    assert.ok(rows[0]!.generic_plans >= 6, `planned once, then reused: ${JSON.stringify(rows[0])}`);
+  } finally {
+    client.release();
+  }
+  const unprepared = createPool({ url: counted.proxiedUrl, size: 1, statementTimeoutMs: 10_000, applicationName: 'tx-test', logger: createLogger({ level: 'silent' }), preparedStatements: false });
+  try {
+    const one = await unprepared.connect();
+    try {
+      await one.query('select label from items where id = $1', [1]);
+      assert.is((await one.query('select count(*)::int as n from pg_prepared_statements')).rows[0].n, 0, 'database.prepared_statements = false prepares nothing');
+    } finally {
+      one.release();
+    }
+  } finally {
+    await unprepared.end();
+  }
+});
+
+test('a schema change under a prepared statement: the transaction runs again on a fresh connection', async () => {
+  const single = createPool({ url: counted.proxiedUrl, size: 1, statementTimeoutMs: 10_000, applicationName: 'tx-test', logger: createLogger({ level: 'silent' }) });
+  try {
+    await single.query('create table shapes (id int primary key, name text)');
+    await single.query('insert into shapes values (1, $1)', ['one']);
+    const read = (tx: { query: Pool['query'] }) => tx.query('select * from shapes where id = $1', [1]);
+    await withTransaction(single, read);
+    await pool.query('alter table shapes add column colour text');
+    const result = await withTransaction(single, read);
+    assert.equal(result.rows, [{ id: 1, name: 'one', colour: null }]);
+  } finally {
+    await single.end();
+  }
+});
+
 test.run();
+
