@@ -83,7 +83,8 @@ test('analyses the selected traces and records the findings citing only them', a
 
   const done = await settled(v.id);
   assert.is(done.run_status, 'completed');
-  assert.is(done.finding_count, 1);
+  // (On failure: what the service logged about this run, e.g. a failed seal hook.)
+  assert.is(done.finding_count, 1, JSON.stringify(f.service.logs.records.filter((r) => r.run_id === v.run_id || (r.level as number) >= 50)).slice(0, 4000));
   assert.is(done.cited_trace_count, 1);
 
   const run = await f.client.get(`/api/v1/runs/${v.run_id}`);
