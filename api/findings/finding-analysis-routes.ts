@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { AppError, findingAnalysisView, getFindingAnalysis, getRun } from '../../runtime/index.js';
+import { AppError, findingAnalysisView, getFindingAnalysisWithRunStatus } from '../../runtime/index.js';
 import { engineFor, startFindingAnalysis } from '../../actors/index.js';
 import { defineRoute, type ApiResult, type ApiRouteSpec } from '../framework/index.js';
 import { ErrorBody } from '../schemas/index.js';
@@ -56,10 +56,10 @@ export function findingAnalysisRoutes(): ApiRouteSpec[] {
       params: Type.Object({ analysis_id: Type.String({ minLength: 1, maxLength: 128 }) }),
       responses: { 200: { description: 'the analysis', schema: FindingAnalysisView }, 404: { description: 'not found', schema: ErrorBody } },
       handler: async ({ services, workspaceId, params }) => {
-        const analysis = await getFindingAnalysis(services.pool, workspaceId, params.analysis_id);
-        if (!analysis) throw new AppError('not_found', 'finding analysis not found');
-        const run = await getRun(services.pool, workspaceId, analysis.run_id);
-        return { status: 200, body: findingAnalysisView(analysis, run?.status ?? 'unknown'), etag: analysis };
+        // One statement: the run's status and the counts its seal writes, from one snapshot.
+        const found = await getFindingAnalysisWithRunStatus(services.pool, workspaceId, params.analysis_id);
+        if (!found) throw new AppError('not_found', 'finding analysis not found');
+        return { status: 200, body: findingAnalysisView(found.analysis, found.runStatus ?? 'unknown'), etag: found.analysis };
       },
     }),
   ];

@@ -95,6 +95,21 @@ export async function getFindingAnalysis(db: Queryable, workspaceId: string, id:
   return result.rows[0] ? mapAnalysis(result.rows[0]) : null;
 }
 
+/**
+ * An analysis with its run's status, read in one statement (one snapshot): the seal that shows
+ * the run completed also writes the counts, so a reader never sees "completed" with the counts
+ * as they were before it. (Two reads let a seal land between them: a client polling for
+ * completion then saw finding_count 0.)
+ */
+export async function getFindingAnalysisWithRunStatus(db: Queryable, workspaceId: string, id: string): Promise<{ analysis: FindingAnalysis; runStatus: string | null } | null> {
+  const result = await db.query(
+    `select a.*, r.status as run_status from finding_analyses a left join runs r on r.id = a.run_id where a.workspace_id = $1 and a.id = $2`,
+    [workspaceId, id],
+  );
+  const row = result.rows[0];
+  return row ? { analysis: mapAnalysis(row), runStatus: (row.run_status as string | null) ?? null } : null;
+}
+
 /** The analysis a run executes, locked for the seal hook (null for every other run). */
 export async function lockFindingAnalysisOfRun(db: Queryable, runId: string): Promise<FindingAnalysis | null> {
   const result = await db.query(`select * from finding_analyses where run_id = $1 for update`, [runId]);
