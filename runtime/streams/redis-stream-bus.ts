@@ -1,7 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { CommandBatcher } from './command-batcher.js';
 import type { Kv } from '../kv/index.js';
-import { RedisStreamFollower, bellChannel } from './redis-stream-follower.js';
+import { RedisStreamFollower } from './redis-stream-follower.js';
 import { STREAM_MAXLEN, STREAM_TTL_SECONDS, TAIL_TTL_SECONDS, type OnStreamRecords, type StreamBus, type StreamFollower, type StreamPage } from './stream-bus.js';
 import type { StreamEvent, TailSnapshot } from './stream-event.js';
 import { STREAM_START_ID, compareStreamIds } from './stream-ids.js';
@@ -44,9 +44,6 @@ if last[1] then id = last[1][1] end
 redis.call('SET', KEYS[2], ARGV[1] .. id .. ARGV[2], 'EX', ARGV[3])
 return id`;
 
-/** Commands addEvents issues besides the XADDs: EXPIRE and PUBLISH. */
-const ADD_COMMANDS = 2;
-
 export class RedisStreamBus implements StreamBus {
   readonly local = null;
   /** Every write of the hosted runs' streams and tails goes through one batcher (one pipeline per round trip). */
@@ -62,21 +59,15 @@ export class RedisStreamBus implements StreamBus {
   private key = (threadId: string) => `${this.kv.prefix}stream:${threadId}`;
   private tailKey = (runId: string) => `${this.kv.prefix}tail:${runId}`;
 
-  /**
-   * The events' XADDs, the stream's TTL, then the thread's bell (RedisStreamFollower): Redis
-   * runs the pipeline in order, so a follower hearing the bell finds the records in the stream.
-   * ADD_COMMANDS commands besides one per event.
-   */
   private addEvents(pipeline: ChainableCommander, key: string, events: StreamEvent[]): void {
     for (const event of events) pipeline.xadd(key, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
     pipeline.expire(key, STREAM_TTL_SECONDS);
-    pipeline.publish(bellChannel(key), '');
   }
 
   async publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>> {
     if (events.length === 0 || this.kv.state() !== 'ready') return events.map(() => null);
     const key = this.key(threadId);
-    const replies = await this.writes.run((p) => this.addEvents(p, key, events), events.length + ADD_COMMANDS);
+    const replies = await this.writes.run((p) => this.addEvents(p, key, events), events.length + 1);
     return events.map((_, i) => {
       const [error, id] = replies[i] ?? [new Error('missing'), null];
       return error ? null : (id as string);
@@ -92,7 +83,7 @@ export class RedisStreamBus implements StreamBus {
     const replies = await this.writes.run((p) => {
       p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS);
       if (events.length > 0) this.addEvents(p, key, events);
-    }, events.length > 0 ? events.length + ADD_COMMANDS + 1 : 1);
+    }, events.length > 0 ? events.length + 2 : 1);
     const anchored = !replies[0]?.[0];
     const ids = events.map((_, i) => {
       const [error, id] = replies[i + 1] ?? [new Error('missing'), null];
