@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 // Crockford base32: ids sort by creation time (48-bit millisecond prefix) and carry 80 random
 // bits, so cursors over ids follow creation order and ids are unguessable.
@@ -30,9 +30,26 @@ function encodeRandom(bytes: Buffer): string {
   return out;
 }
 
+/**
+ * The random part of ids, drawn from the CSPRNG 4 KiB at a time rather than 10 bytes per id
+ * (randomFillSync was 1.2 % of a control process's CPU under the POST load); every byte is
+ * used once.
+ */
+const RANDOM_POOL = Buffer.alloc(4096);
+let randomOffset = RANDOM_POOL.length;
+
+function randomTen(): Buffer {
+  if (randomOffset + 10 > RANDOM_POOL.length) {
+    randomFillSync(RANDOM_POOL);
+    randomOffset = 0;
+  }
+  randomOffset += 10;
+  return RANDOM_POOL.subarray(randomOffset - 10, randomOffset);
+}
+
 /** A kind-prefixed, time-sortable id: `ap_01jf…`. */
 export function newId(prefix: string, now: number = Date.now()): string {
-  return `${prefix}_${encodeTime(now)}${encodeRandom(randomBytes(10))}`;
+  return `${prefix}_${encodeTime(now)}${encodeRandom(randomTen())}`;
 }
 
 /** A random secret token with a fixed prefix (API keys `svk_`, login sessions `svs_`). */
