@@ -39,17 +39,20 @@ function statementName(text: string): string | undefined {
 /** A pg client that names its parameterized statements (see statementName). */
 class PreparingClient extends pg.Client {
   override query(config: unknown, values?: unknown, callback?: unknown): never {
+    const run = super.query as (...args: unknown[]) => never;
     if (typeof config === 'string' && Array.isArray(values)) {
       const name = statementName(config);
-      if (name) return (super.query as (...a: unknown[]) => never)({ name, text: config, values }, callback);
+      if (name) return run.call(this, { name, text: config, values }, callback);
     } else if (config !== null && typeof config === 'object' && !('submit' in config)) {
+      // A config object ({ text, values }); a Query object (`submit`) or a named one passes as it is.
       const c = config as { text?: unknown; values?: unknown; name?: unknown };
-      if (typeof c.text === 'string' && c.name === undefined && Array.isArray(c.values ?? values)) {
+      const params = c.values ?? values;
+      if (typeof c.text === 'string' && c.name === undefined && Array.isArray(params)) {
         const name = statementName(c.text);
-        if (name) return (super.query as (...a: unknown[]) => never)({ ...c, name, values: c.values ?? values }, callback);
+        if (name) return run.call(this, { ...c, name, values: params }, typeof values === 'function' ? values : callback);
       }
     }
-    return (super.query as (...a: unknown[]) => never)(config, values, callback);
+    return run.call(this, config, values, callback);
   }
 }
 

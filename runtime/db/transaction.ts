@@ -93,9 +93,10 @@ export async function withTransaction<T>(
       // A statement this connection prepared before a schema change (createPool): the
       // connection is dropped with its prepared statements and the transaction, rolled back
       // whole, runs again on another.
-      if (isCachedPlanChanged(error)) broken = true;
+      const stalePlan = isCachedPlanChanged(error);
+      if (stalePlan) broken = true;
       const code = pgCode(error);
-      if (attempt < retries && (code === PG_SERIALIZATION_FAILURE || code === PG_DEADLOCK_DETECTED || isCachedPlanChanged(error))) continue;
+      if (attempt < retries && (code === PG_SERIALIZATION_FAILURE || code === PG_DEADLOCK_DETECTED || stalePlan)) continue;
       throw error;
     } finally {
       client.release(broken);

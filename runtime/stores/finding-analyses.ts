@@ -90,11 +90,6 @@ export async function insertFindingAnalysis(
   return mapAnalysis(result.rows[0]);
 }
 
-export async function getFindingAnalysis(db: Queryable, workspaceId: string, id: string): Promise<FindingAnalysis | null> {
-  const result = await db.query(`select * from finding_analyses where workspace_id = $1 and id = $2`, [workspaceId, id]);
-  return result.rows[0] ? mapAnalysis(result.rows[0]) : null;
-}
-
 /**
  * An analysis with its run's status, read in one statement (one snapshot): the seal that shows
  * the run completed also writes the counts, so a reader never sees "completed" with the counts

@@ -29,10 +29,10 @@ export interface ReportedTraits {
 
 export type KnownModelIndex = ReturnType<typeof indexKnownModels>;
 
-/** Build once per discovery call (or keep on a long-lived object); cheap either way. */
 /** The index of KNOWN_MODELS, built once: it is read-only, and every attempt's start reads it. */
 let knownModelsIndex: KnownModelIndex | undefined;
 
+/** The index of `models`; the default table's is built once per process and shared. */
 export function buildKnownModelIndex(models: readonly KnownModel[] = KNOWN_MODELS): KnownModelIndex {
   if (models === KNOWN_MODELS) return (knownModelsIndex ??= indexKnownModels(models));
   return indexKnownModels(models);

@@ -56,8 +56,20 @@ async function recover(runId: string, deadline: number): Promise<{ page: any; ss
   }
 }
 
-/** Applies the page, then the stream's events for the run, as the README tells a client to. */
+/** merge, printing what the client merged when it fails (for the next look at a rare failure). */
 function merge(page: any, events: SeenEvent[], runId: string): Map<number, Held> {
+  try {
+    return mergeEvents(page, events, runId);
+  } catch (error) {
+    // Seen about once in 75 runs under load (sessions 4 and 6): "a delta for ordinal N, which the client never saw start".
+    console.log('kv-recovery failure: the page', JSON.stringify({ position: page.position, resume_after: page.resume_after, items: page.items.map((i: any) => [i.ordinal, i.kind, i.state, i.first_stream_id, i.last_stream_id]) }));
+    console.log('kv-recovery failure: the stream (id, type, ordinal, this run, attempt)', JSON.stringify(events.map((e) => [e.id, e.type, e.data.ordinal, e.data.run_id === runId, e.data.attempt ?? null])));
+    throw error;
+  }
+}
+
+/** Applies the page, then the stream's events for the run, as the README tells a client to. */
+function mergeEvents(page: any, events: SeenEvent[], runId: string): Map<number, Held> {
   const held = new Map<number, Held>();
   const position = Number(page.position);
   for (const item of page.items) held.set(item.ordinal, { kind: item.kind, content: item.content, committed: item.ordinal < position });
@@ -106,15 +118,7 @@ test('a run started while Redis is lost: the documented recovery yields every it
   await sse.waitFor((e) => e.type === 'run.status' && e.data.run_id === runId && e.data.status === 'completed', 30_000);
   const final = (await f.client.get(`/api/v1/runs/${runId}/items?after=0&limit=500`)).body.items as any[];
   assert.equal(final.map((i) => i.ordinal), [1, 2, 3, 4]);
-  let held!: Map<number, Held>;
-  try {
-    held = merge(page, sse.records(), runId);
-  } catch (error) {
-    // Seen about once in 75 runs under load (session 4 and 6): what the client merged, for the next look.
-    console.log('kv-recovery failure: the page', JSON.stringify({ position: page.position, resume_after: page.resume_after, items: page.items.map((i: any) => [i.ordinal, i.kind, i.state, i.first_stream_id, i.last_stream_id]) }));
-    console.log('kv-recovery failure: the stream (id, type, ordinal, this run, attempt)', JSON.stringify(sse.records().map((e) => [e.id, e.type, e.data.ordinal, e.data.run_id === runId, e.data.attempt ?? null])));
-    throw error;
-  }
+  const held = merge(page, sse.records(), runId);
   assert.equal([...held.keys()].sort((a, b) => a - b), final.map((i) => i.ordinal), 'every item, once');
   for (const item of final) {
     assert.is(held.get(item.ordinal)!.kind, item.kind, `kind of ${item.ordinal}`);
@@ -142,15 +146,7 @@ test('every item page of a running run is consistent with its resume point while
   const final = (await f.client.get(`/api/v1/runs/${runId}/items?after=0&limit=500`)).body.items as any[];
   for (const { page, sse } of clients) {
     await sse.waitFor((e) => e.type === 'run.status' && e.data.run_id === runId && e.data.status === 'completed', 30_000);
-    let held!: Map<number, Held>;
-  try {
-    held = merge(page, sse.records(), runId);
-  } catch (error) {
-    // Seen about once in 75 runs under load (session 4 and 6): what the client merged, for the next look.
-    console.log('kv-recovery failure: the page', JSON.stringify({ position: page.position, resume_after: page.resume_after, items: page.items.map((i: any) => [i.ordinal, i.kind, i.state, i.first_stream_id, i.last_stream_id]) }));
-    console.log('kv-recovery failure: the stream (id, type, ordinal, this run, attempt)', JSON.stringify(sse.records().map((e) => [e.id, e.type, e.data.ordinal, e.data.run_id === runId, e.data.attempt ?? null])));
-    throw error;
-  }
+    const held = merge(page, sse.records(), runId);
     assert.equal([...held.keys()].sort((a, b) => a - b), final.map((i) => i.ordinal));
     for (const item of final) assert.equal(held.get(item.ordinal)!.content, item.content, `content of ${item.ordinal}`);
     sse.close();
