@@ -30,14 +30,26 @@ test(`two workers claiming in batches of 7 concurrently claim each of ${RUNS} ac
   }
   const pools = [new pg.Pool({ connectionString: f.db.url, max: 3 }), new pg.Pool({ connectionString: f.db.url, max: 3 })];
   try {
+    // Open every connection first, so neither worker starts ahead by the time its pool takes to
+    // connect (one worker could otherwise drain all 60 runs before the other's first claim).
+    await Promise.all(pools.map(async (p) => Promise.all([0, 1, 2].map(async () => (await p.connect()))).then((cs) => cs.forEach((c) => c.release()))));
     const claimed: Array<{ worker: string; id: string; attempt: string }> = [];
+    // Every loop's first claim finishes before any loop claims again: 6 loops × 7 ≤ 60, so both
+    // workers hold runs, and the first claims of all six are in flight together.
+    let firstClaims = 0;
+    let releaseAll!: () => void;
+    const allFirstClaimed = new Promise<void>((resolve) => (releaseAll = resolve));
     const worker = async (pool: pg.Pool, name: string): Promise<void> => {
       // Three claim loops per worker, like wake-ups racing each other inside one process.
       await Promise.all([0, 1, 2].map(async () => {
-        for (;;) {
+        for (let round = 0; ; round++) {
           const rows = await claimRuns(pool, name, 7, 30, () => newId(ID_PREFIX.attempt));
-          if (rows.length === 0) return;
           for (const r of rows) claimed.push({ worker: name, id: r.id, attempt: r.current_attempt_id! });
+          if (round === 0) {
+            if (++firstClaims === 6) releaseAll();
+            await allFirstClaimed;
+          }
+          if (rows.length === 0) return;
         }
       }));
     };
