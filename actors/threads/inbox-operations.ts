@@ -13,6 +13,8 @@ import {
   lockThread,
   newId,
   publishEvent,
+  enqueueOnThread,
+  runView,
   lockThreadTakingPosition,
   updateEntry,
   validateAgentConfig,
@@ -27,7 +29,7 @@ import {
   type ThreadRow,
   type ThreadState,
 } from '../../runtime/index.js';
-import { CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
+import { CHANNEL_RUN_ACCEPTED, CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
 import { startRunForEntry, type ResolvedRevision } from './start-run.js';
 import { ThreadEvents } from './thread-events.js';
 
@@ -115,9 +117,129 @@ export async function lockThreadOr404(tx: Queryable, workspaceId: string, thread
  * the Idempotency-Key record commits with the entry; `onBegin` runs first in it (the folded
  * claim, see api/framework/idempotency.ts).
  */
-export function enqueueInput(
+export async function enqueueInput(
   context: EngineContext,
-  target: { workspaceId: string; threadId: string; principal: Principal; requestKey: string | null },
+  target: EnqueueTarget,
+  input: InputRequest,
+  onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
+  onBegin?: (tx: pg.PoolClient) => Promise<void>,
+): Promise<ThreadResult> {
+  // What the input needs checked does not depend on the thread's state, so it is checked before
+  // the transaction (reads of the read cache, and of the database only for what the cache does
+  // not hold or for media and memory mounts): the transaction is then one round trip and a
+  // commit. An input that fails a check takes the step-by-step path, which checks again inside
+  // its transaction and answers in the contract's order (the key's replay or 409 before any
+  // 404 of the body; the thread's 404 before the agent's).
+  const checked = await checkBeforeTransaction(context, target, input).catch(() => null);
+  if (checked) return context.actors.run(target.threadId, () => enqueueChecked(context, target, checked, onCommit, onBegin));
+  return enqueueStepByStep(context, target, input, onCommit, onBegin);
+}
+
+type EnqueueTarget = { workspaceId: string; threadId: string; principal: Principal; requestKey: string | null };
+
+/** An input with everything the one-statement path needs, checked as checkInput would. */
+interface CheckedInput {
+  input: InputRequest;
+  payload: Record<string, unknown>;
+  resolved: ResolvedRevision;
+  config: Record<string, unknown>;
+  memoryMounts: unknown[];
+}
+
+async function checkBeforeTransaction(context: EngineContext, target: EnqueueTarget, input: InputRequest): Promise<CheckedInput> {
+  const { pool, caches } = context.services;
+  const resolved = await checkInput(pool, target.workspaceId, input, caches);
+  const payload = await payloadWithMedia(pool, target.workspaceId, input.payload, 'body.payload');
+  // What startRunForEntry resolves for the run an idle thread starts (unused if it is busy).
+  const options = (input.options as RunOptions | undefined) ?? {};
+  const config = effectiveConfig(resolved.revision.config as Record<string, unknown>, options);
+  const memoryMounts = await resolveMemoryMounts(pool, target.workspaceId, runMountInputs(config, options, 'config', 'options'));
+  return { input, payload, resolved, config, memoryMounts };
+}
+
+/**
+ * The inbox POST as one statement on the thread (enqueueOnThread), pipelined after the BEGIN
+ * and the Idempotency-Key's statements: one round trip, then the key's record with the COMMIT.
+ * Same outcome as enqueueStepByStep for a checked input; the invariants are enforced in the
+ * statement (runtime/stores/enqueue-input.ts).
+ */
+async function enqueueChecked(
+  context: EngineContext,
+  target: EnqueueTarget,
+  checked: CheckedInput,
+  onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
+  onBegin?: (tx: pg.PoolClient) => Promise<void>,
+): Promise<ThreadResult> {
+  const { input, resolved } = checked;
+  const events = new ThreadEvents();
+  // Reserved before the statement learns whether the thread is idle: released at settle when
+  // the input started no run (the thread was busy) or the transaction did not commit.
+  const local = new LocalClaims();
+  const options = (input.options as RunOptions | undefined) ?? {};
+  const result = await withTransaction(context.services.pool, async (tx) => {
+    // Key first, then the thread's row lock, on the wire in this order (see enqueueStepByStep).
+    const begun = inFlight(onBegin ? onBegin(tx) : Promise.resolve());
+    const enqueuing = inFlight(enqueueOnThread(tx, {
+      workspace_id: target.workspaceId,
+      thread_id: target.threadId,
+      entry_id: newId(ID_PREFIX.inboxEntry),
+      kind: input.kind ?? 'message',
+      delivery: input.delivery ?? 'queue',
+      payload: checked.payload,
+      options: input.options ?? {},
+      agent_id: input.agent_id,
+      agent_revision_id: input.agent_revision_id ?? null,
+      principal_id: target.principal.id,
+      request_key: target.requestKey,
+      run: {
+        id: newId(ID_PREFIX.run),
+        agent_revision_id: resolved.revision.id,
+        max_attempts: context.services.config.worker.max_attempts,
+        labels: options.labels ?? {},
+        config: checked.config,
+        memory_mounts: checked.memoryMounts,
+      },
+      accepted_channel: CHANNEL_RUN_ACCEPTED,
+      steer_channel: CHANNEL_STEER,
+      claim: local.reserve(context),
+    }));
+    await begun;
+    const done = await enqueuing;
+    if (!done) throw new AppError('not_found', 'thread not found');
+    if (done.run) await publishEvent(tx, { workspace_id: target.workspaceId, type: 'run.accepted', data: { run: runView(done.run) } }, { caches: context.services.caches });
+    const value: ThreadResult = { entry: done.entry, run: done.run, thread: { ...done.thread, message_history: done.history } };
+    await onCommit(tx, value);
+    return { value, state: done.thread };
+  }).catch((error: unknown) => {
+    local.settle(null);
+    throw error;
+  });
+  return afterCommit(context, target.threadId, events, local, result);
+}
+
+/** Queues the operation's events, starts a run claimed here, then waits for the events' XADD. */
+async function afterCommit(context: EngineContext, threadId: string, events: ThreadEvents, local: LocalClaims, result: { value: ThreadResult; state: ThreadState }): Promise<ThreadResult> {
+  events.entry(result.value.entry);
+  // thread.changed carries the state (no history), not the response's whole thread.
+  if (result.value.run) events.run(result.value.run).thread(result.state);
+  // The events are queued on the bus before the attempt can publish anything (its first
+  // publish follows an await), so the stream shows the run's status before its items.
+  // The attempt starts before the answer waits for its events' XADD (measured against starting
+  // it after the 201: the first delta ~0.8 ms sooner, the 201 ~1.9 ms later; bench/RESULTS.md).
+  const publishing = events.publish(context, threadId);
+  local.settle(result.value.run);
+  await publishing;
+  return result.value;
+}
+
+/**
+ * The inbox POST statement by statement: the key, the thread's lock, the input's checks inside
+ * the transaction, then the entry and, on an idle thread, its run. Taken by an input that failed
+ * a check before the transaction, so that its error is the one this order gives.
+ */
+function enqueueStepByStep(
+  context: EngineContext,
+  target: EnqueueTarget,
   input: InputRequest,
   onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
   onBegin?: (tx: pg.PoolClient) => Promise<void>,
@@ -201,17 +323,7 @@ export function enqueueInput(
       local.settle(null);
       throw error;
     });
-    events.entry(result.value.entry);
-    // thread.changed carries the state (no history), not the response's whole thread.
-    if (result.value.run) events.run(result.value.run).thread(result.state);
-    // The events are queued on the bus before the attempt can publish anything (its first
-    // publish follows an await), so the stream shows the run's status before its items.
-    // The attempt starts before the answer waits for its events' XADD (measured against starting
-    // it after the 201: the first delta ~0.8 ms sooner, the 201 ~1.9 ms later; bench/RESULTS.md).
-    const publishing = events.publish(context, target.threadId);
-    local.settle(result.value.run);
-    await publishing;
-    return result.value;
+    return afterCommit(context, target.threadId, events, local, result);
   });
 }
 

@@ -26,7 +26,7 @@ export interface InboxEntry {
   version: number;
 }
 
-const mapEntry = (row: Record<string, unknown>): InboxEntry => ({
+export const mapEntry = (row: Record<string, unknown>): InboxEntry => ({
   id: row.id as string,
   workspace_id: row.workspace_id as string,
   thread_id: row.thread_id as string,

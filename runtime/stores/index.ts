@@ -39,3 +39,4 @@ export * from './environment-templates.js';
 export * from './environments.js';
 export * from './environment-skill-packages.js';
 export * from './memories.js';
+export * from './enqueue-input.js';

@@ -38,7 +38,7 @@ export interface ThreadRow extends ThreadState {
 }
 
 /** The select list of ThreadState: every column but message_history. */
-const STATE_COLUMNS = `id, workspace_id, session_id, labels, current_run_id, last_run_id, origin, origin_run_id, origin_thread_id,
+export const STATE_COLUMNS = `id, workspace_id, session_id, labels, current_run_id, last_run_id, origin, origin_run_id, origin_thread_id,
   origin_tool_call_id, subagent, mcp_headers, message_count, archived_at, created_at, updated_at, version, next_position`;
 
 export const mapThreadState = (row: Record<string, unknown>): ThreadState => ({

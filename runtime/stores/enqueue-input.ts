@@ -1,0 +1,110 @@
+import type { Queryable } from '../db/index.js';
+import { mapEntry, type InboxEntry } from './inbox-entries.js';
+import { mapRun, type RunClaim, type RunRow } from './runs.js';
+import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
+
+/** An inbox input, checked (agent, revision, media, mounts) before its transaction. */
+export interface EnqueueStatementInput {
+  workspace_id: string;
+  thread_id: string;
+  entry_id: string;
+  kind: string;
+  delivery: 'queue' | 'steer';
+  payload: Record<string, unknown>;
+  options: Record<string, unknown>;
+  agent_id: string;
+  /** The revision the input names (null: the agent's default). */
+  agent_revision_id: string | null;
+  principal_id: string;
+  request_key: string | null;
+  /** The run the input starts if the thread is idle, with what it is inserted with. */
+  run: {
+    id: string;
+    agent_revision_id: string;
+    max_attempts: number;
+    labels: Record<string, string>;
+    config: Record<string, unknown>;
+    memory_mounts: unknown[];
+  };
+  /** NOTIFY channel told the run id when it is accepted for any worker (not claimed here). */
+  accepted_channel: string;
+  /** NOTIFY channel told the thread's current run id when a steer entry waits for it. */
+  steer_channel: string;
+  /** A slot of this process's worker: a started run is inserted running, leased to it. */
+  claim: RunClaim | null;
+}
+
+export interface EnqueuedInput {
+  entry: InboxEntry;
+  /** The run the input started (the thread was idle), else null: the entry waits pending. */
+  run: RunRow | null;
+  /** The thread after the operation, without its history. */
+  thread: ThreadState;
+  /** The thread's history, read under the row lock (empty when it has none). */
+  history: Array<Record<string, unknown>>;
+}
+
+/**
+ * The inbox POST's work on its thread in ONE statement (with the pipelined BEGIN and
+ * Idempotency-Key statements, one round trip): what lockThreadTakingPosition, insertEntry,
+ * insertRun and setThreadRuns do one by one for the other thread operations.
+ *
+ * Invariants, each enforced here:
+ * - The thread row is locked by the UPDATE, which takes the position (`next_position`) and, only
+ *   if `current_run_id` is null in the row version it locked (READ COMMITTED re-reads a row
+ *   changed since the snapshot before updating it), makes the new run current. Positions are
+ *   therefore assigned under the row lock: gap-free, in commit order (RUNS.md invariant 1); and
+ *   a thread has at most one current run (`started` is true only when the lock saw it idle).
+ * - The entry is inserted at the taken position, born assigned to the run when one started,
+ *   pending otherwise; the run and (claimed here) its attempt are inserted only when started,
+ *   from the locked row (session, history length), so run, entry and thread always agree.
+ * - The history returned is the locked row version's (RETURNING), never an older snapshot.
+ * - NOTIFYs (accepted run; steer for the thread's current run) are delivered only if the
+ *   transaction commits.
+ * A thread missing from the workspace returns null and inserts nothing.
+ */
+export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInput): Promise<EnqueuedInput | null> {
+  const claim = input.claim;
+  const result = await db.query<{ thread: Record<string, unknown>; history: Array<Record<string, unknown>> | null; entry: Record<string, unknown>; run: Record<string, unknown> | null }>(
+    `with t as (
+       update threads set next_position = next_position + 1,
+         current_run_id = coalesce(current_run_id, $12::text),
+         updated_at = case when current_run_id is null then now() else updated_at end,
+         version = case when current_run_id is null then version + 1 else version end
+       where workspace_id = $1 and id = $2
+       returning ${STATE_COLUMNS}, current_run_id = $12::text as started, case when message_count > 0 then message_history end as history
+     ), e as (
+       insert into inbox_entries (id, workspace_id, thread_id, kind, delivery, status, position, payload, options, agent_id, agent_revision_id, principal_id, origin_run_id, request_key, assigned_run_id, child_run_id)
+       select $3::text, $1::text, t.id, $4::text, $5::text, case when t.started then 'assigned' else 'pending' end, t.next_position - 1, $6::jsonb, $7::jsonb,
+         $8::text, $9::text, $10::text, null, $11::text, case when t.started then $12::text end, null
+       from t returning *
+     ), r as (
+       insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
+         parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal,
+         memory_mounts, memory_sources, history_start, attempts, current_attempt_id, lease_owner, lease_expires_at, started_at)
+       select $12::text, $1::text, t.session_id, t.id, $8::text, $13::text, case when $9::text is null then 'default' else 'pinned' end,
+         case when $19::text is null then 'accepted' else 'running' end, 'input', 'root', null, $3::text, $10::text, $14::int, $15::jsonb, $6::jsonb, $7::jsonb,
+         $16::jsonb, null, null, 0, 1, $17::jsonb, '{}'::jsonb, t.message_count, case when $19::text is null then 0 else 1 end, $19::text, $20::text,
+         case when $19::text is null then null else now() + make_interval(secs => $21::double precision) end, case when $19::text is null then null else now() end
+       from t where t.started returning *
+     ), a as (
+       insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, lease_owner from r where $19::text is not null
+     )
+     select to_jsonb(t) - 'history' - 'started' as thread, t.history, to_jsonb(e) as entry, case when r.id is null then null else to_jsonb(r) end as run
+     from t cross join e left join r on true
+       left join lateral (select pg_notify($18::text, r.id) where $19::text is null and r.id is not null and $18::text is not null) accepted on true
+       left join lateral (
+         select pg_notify($22::text, cr.id) from runs cr
+         where not t.started and $5::text = 'steer' and cr.id = t.current_run_id and cr.status in ('accepted', 'running')
+       ) steered on true`,
+    [
+      input.workspace_id, input.thread_id, input.entry_id, input.kind, input.delivery, JSON.stringify(input.payload), JSON.stringify(input.options),
+      input.agent_id, input.agent_revision_id, input.principal_id, input.request_key, input.run.id,
+      input.run.agent_revision_id, input.run.max_attempts, JSON.stringify(input.run.labels), JSON.stringify(input.run.config), JSON.stringify(input.run.memory_mounts),
+      input.accepted_channel, claim?.attemptId ?? null, claim?.workerId ?? null, claim?.leaseSeconds ?? 0, input.steer_channel,
+    ],
+  );
+  const row = result.rows[0];
+  if (!row) return null;
+  return { thread: mapThreadState(row.thread), history: row.history ?? [], entry: mapEntry(row.entry), run: row.run ? mapRun(row.run) : null };
+}
