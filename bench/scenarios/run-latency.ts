@@ -100,7 +100,9 @@ export const runLatency: Scenario = {
 };
 
 const CLIENTS = 32;
-const CONCURRENT_WARMUP_SECONDS = 1;
+// Unmeasured seconds of the 32 closed loops before their window: the service's JIT and pools
+// warm up (as run-throughput's warm-up; BENCH_RUN_WARMUP_SECONDS overrides both).
+const CONCURRENT_WARMUP_SECONDS = Number(process.env.BENCH_RUN_WARMUP_SECONDS ?? 3);
 
 /**
  * One of the 32 clients: its own thread, watched from before its first post; posts, waits for
