@@ -2,10 +2,13 @@
 // (the bin) creates the organization, workspace and admin; then over HTTP: login → API key →
 // model provider pointing at the local model server → model → agent → session → threads.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { assertLoopback, type BenchContext } from './scenario.js';
 import { runBin, type ServiceEnv } from './service-harness.js';
 
 const REQUEST_TIMEOUT_MS = 10_000;
+/** Connections kept open between requests (no limit on how many: each scenario bounds its clients). */
+const keepAlive = new http.Agent({ keepAlive: true });
 
 export interface ApiResponse {
   readonly status: number;
@@ -25,15 +28,44 @@ export class Api {
     return new Api(this.base, { ...this.headers, ...headers });
   }
 
-  async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...this.headers, ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  /**
+   * One request over node:http with a keep-alive agent (a client that reuses its connection, as
+   * a UI's does). Not the global fetch: undici's request and web-stream machinery cost the
+   * harness ~2× the CPU per request, and the harness shares the machine's cores with the
+   * service it measures.
+   */
+  call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const url = new URL(`${this.base}${path}`);
+    return new Promise<ApiResponse>((resolve, reject) => {
+      const request = http.request(
+        {
+          method,
+          host: url.hostname,
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          agent: keepAlive,
+          timeout: REQUEST_TIMEOUT_MS,
+          headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }), ...this.headers, ...headers },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', reject);
+          response.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            try {
+              resolve({ status: response.statusCode ?? 0, body: text === '' ? null : (JSON.parse(text) as unknown) });
+            } catch (error) {
+              reject(error instanceof Error ? error : new Error(String(error)));
+            }
+          });
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+      request.on('error', reject);
+      request.end(payload);
     });
-    const text = await response.text();
-    return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
   }
 
   /** POST that must answer `expected`; otherwise throws with the body. */

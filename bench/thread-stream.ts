@@ -6,6 +6,7 @@
 //                where the worker has published the event, one hop before a control process
 //                fans it out. Used while the service has no stream endpoint (it answers 404).
 // The source is reported with the figures, so a reader knows which hop the numbers stop at.
+import http from 'node:http';
 import { Redis } from 'ioredis';
 import type { BenchContext } from './scenario.js';
 import type { SeededWorkspace } from './service-seed.js';
@@ -60,34 +61,34 @@ export async function watchThread(ctx: BenchContext, seed: SeededWorkspace, kv: 
 }
 
 async function watchSse(seed: SeededWorkspace, threadId: string): Promise<ThreadWatch | null> {
-  const controller = new AbortController();
-  const response = await fetch(`${seed.api.base}/api/v1/threads/${threadId}/stream`, {
-    headers: { ...seed.api.headers, accept: 'text/event-stream' },
-    signal: controller.signal,
-  }).catch(() => null);
-  if (!response || response.status !== 200 || !response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    controller.abort();
+  // node:http, not the global fetch with web streams: the harness shares the machine's cores
+  // with the service (see Api.call). Every chunk is timestamped when its 'data' event runs.
+  const url = new URL(`${seed.api.base}/api/v1/threads/${threadId}/stream`);
+  const request = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent: false, headers: { ...seed.api.headers, accept: 'text/event-stream' } });
+  const response = await new Promise<http.IncomingMessage | null>((resolve) => {
+    request.on('response', resolve);
+    request.on('error', () => resolve(null));
+  });
+  if (!response || response.statusCode !== 200 || !(response.headers['content-type'] ?? '').includes('text/event-stream')) {
+    request.destroy();
     return null;
   }
   const log = new EventLog();
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  void (async () => {
-    let buffered = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      const at = performance.now();
-      buffered += value;
-      let end: number;
-      while ((end = buffered.indexOf('\n\n')) >= 0) {
-        const frame = buffered.slice(0, end);
-        buffered = buffered.slice(end + 2);
-        const data = frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-        if (data) log.push(data, at);
-      }
+  let buffered = '';
+  response.setEncoding('utf8');
+  response.on('data', (value: string) => {
+    const at = performance.now();
+    buffered += value;
+    let end: number;
+    while ((end = buffered.indexOf('\n\n')) >= 0) {
+      const frame = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const data = frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+      if (data) log.push(data, at);
     }
-  })().catch(() => undefined); // aborted at close()
-  return { source: 'sse', next: (m, t) => log.next(m, t, 'SSE'), close: () => controller.abort() };
+  });
+  response.on('error', () => undefined); // destroyed at close()
+  return { source: 'sse', next: (m, t) => log.next(m, t, 'SSE'), close: () => request.destroy() };
 }
 
 function watchRedis(ctx: BenchContext, kv: { url: string; prefix: string }, threadId: string): ThreadWatch {
