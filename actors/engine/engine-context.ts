@@ -50,7 +50,12 @@ export interface LocalRunHost {
  * this claim) or release (it did not commit, or inserted no run) must follow.
  */
 export interface LocalClaim extends RunClaim {
-  start(run: RunRow): void;
+  /**
+   * `history`: the thread's history as the run's transaction locked it (its first
+   * history_start messages), when that transaction read it anyway: the attempt then does not
+   * read it again on its way to the first token.
+   */
+  start(run: RunRow, history?: ReadonlyArray<Record<string, unknown>>): void;
   release(): void;
 }
 
@@ -77,12 +82,15 @@ export class LocalClaims {
     return this.claim;
   }
 
-  /** After the transaction: `run` is what it committed (null if nothing, or it failed). */
-  settle(run: RunRow | null | undefined): void {
+  /**
+   * After the transaction: `run` is what it committed (null if nothing, or it failed);
+   * `history`, the thread's history as that transaction locked it, if it read it (LocalClaim.start).
+   */
+  settle(run: RunRow | null | undefined, history?: ReadonlyArray<Record<string, unknown>>): void {
     const { claim } = this;
     this.claim = null;
     if (!claim) return;
-    if (run && run.current_attempt_id === claim.attemptId) claim.start(run);
+    if (run && run.current_attempt_id === claim.attemptId) claim.start(run, history);
     else claim.release();
   }
 }

@@ -227,7 +227,8 @@ async function afterCommit(context: EngineContext, threadId: string, events: Thr
   // The attempt starts before the answer waits for its events' XADD (measured against starting
   // it after the 201: the first delta ~0.8 ms sooner, the 201 ~1.9 ms later; bench/RESULTS.md).
   const publishing = events.publish(context, threadId);
-  local.settle(result.value.run);
+  // The response's thread is the history as this transaction locked it: the run's start.
+  local.settle(result.value.run, result.value.thread.message_history);
   await publishing;
   return result.value;
 }

@@ -72,6 +72,8 @@ export class AttemptRunner {
     readonly run: RunRow,
     /** The run's running status is on the stream already (claimed at acceptance, see WorkerHost.reserve). */
     private readonly announced = false,
+    /** The thread's history as the accepting transaction locked it, when it read it (prepareAttempt). */
+    private readonly history?: ReadonlyArray<Record<string, unknown>>,
   ) {
     this.tail = new LiveTail(context.bus, run.id, run.thread_id, run.attempts);
     this.leaseMs = context.services.config.worker.authority_seconds * 1000;
@@ -109,7 +111,7 @@ export class AttemptRunner {
     this.heartbeat = setInterval(() => this.enqueue(() => this.renew(leaseSeconds)), Math.max(500, (leaseSeconds * 1000) / 3));
     let start: AttemptStart;
     try {
-      start = await prepareAttempt(this.context.services, this.models, this.run, { environments: this.context.environments, signal: this.ended.signal });
+      start = await prepareAttempt(this.context.services, this.models, this.run, { environments: this.context.environments, signal: this.ended.signal }, this.history);
     } catch (error) {
       // The database or object store is unavailable: not the run's fault; start() abandons the
       // attempt and the run is tried again after its lease (preparing is not retried in place:

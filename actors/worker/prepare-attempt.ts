@@ -22,8 +22,11 @@ const MODEL_TIMEOUT_MS = 120_000;
  * Gathers everything the attempt needs, since it reads nothing itself: the model resolved now
  * (a disabled model or provider refuses new use at once), the decrypted credential for this
  * attempt only, the last committed checkpoint, and the thread's history before this run.
+ * `knownHistory`: that history as the transaction that created and claimed the run read it
+ * under the thread lock (an inbox POST reads it for its response); used when its length is the
+ * run's history_start, else the thread is read.
  */
-export async function prepareAttempt(services: Services, models: ModelSources, run: RunRow, prepare: PrepareContext): Promise<AttemptStart> {
+export async function prepareAttempt(services: Services, models: ModelSources, run: RunRow, prepare: PrepareContext, knownHistory?: ReadonlyArray<Record<string, unknown>>): Promise<AttemptStart> {
   const config = run.config;
   const modelKey = runModelKey(run);
   // Independent reads, issued together: they sit on the path from claim to the first token.
@@ -34,7 +37,9 @@ export async function prepareAttempt(services: Services, models: ModelSources, r
     // The thread's history as the run started: history_start is its length then, and only the
     // seal of the thread's current run (this one) appends to it, so a run that started on an
     // empty history (a conversation's first input) needs no read.
-    run.history_start === 0 ? null : getThread(services.pool, run.workspace_id, run.thread_id),
+    // A history handed over by the claiming transaction is that same prefix: the run's thread
+    // is locked to it (current_run_id) from that commit until its seal.
+    run.history_start === 0 ? null : knownHistory?.length === run.history_start ? { message_history: [...knownHistory] } : getThread(services.pool, run.workspace_id, run.thread_id),
     prepareToolResources(services, models.registry, run, prepare),
     resolveMediaModels(services, models, run),
     resumeAssetFacts(services, run),

@@ -123,7 +123,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
       workerId,
       attemptId: newId(ID_PREFIX.attempt),
       leaseSeconds: this.services.config.worker.authority_seconds,
-      start: (run: RunRow) => {
+      start: (run: RunRow, history?: ReadonlyArray<Record<string, unknown>>) => {
         if (!settle()) return;
         if (this.stopping || workerId !== this.id) {
           // Committed running and leased to this worker, which will not run it: stopping (the
@@ -132,7 +132,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
           this.services.logger.warn({ run_id: run.id, worker_id: workerId }, 'a run claimed at acceptance was not started here; it is requeued');
           return;
         }
-        this.host(run, true);
+        this.host(run, true, history);
       },
       release: () => {
         if (!settle()) return;
@@ -197,9 +197,12 @@ export class WorkerHost implements Stoppable, LocalRunHost {
     }
   }
 
-  /** Runs the attempt of a run claimed by this worker; `announced`: its running status is already on the stream. */
-  private host(run: RunRow, announced: boolean): void {
-    const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced);
+  /**
+   * Runs the attempt of a run claimed by this worker; `announced`: its running status is already
+   * on the stream; `history`: the thread's history as the claiming transaction locked it.
+   */
+  private host(run: RunRow, announced: boolean, history?: ReadonlyArray<Record<string, unknown>>): void {
+    const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced, history);
     this.running.set(run.id, runner);
     this.services.metrics.attemptsActive.set(this.running.size);
     void runner.done.then(() => {

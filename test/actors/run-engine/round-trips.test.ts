@@ -11,7 +11,8 @@
 //   (3) COMMIT; a step committed on its own: (1) BEGIN + pointer move, (2) its rows + COMMIT;
 // - no claim statement at all in role all with a free slot: the POST's run insert claims the run
 //   for the local worker (attempt row included) in the same round trip, sends no NOTIFY, and
-//   the slot the run frees sends no claim that would find nothing.
+//   the slot the run frees sends no claim that would find nothing; nor a read of the thread's
+//   history for the attempt (the POST's statement returned it).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedTransaction, TransactionCounter } from '../../../bench/pg-transaction-counter.js';
@@ -72,6 +73,9 @@ test('an inbox POST is two round trips and one commit and claims its run; a seal
     assert.ok(posts[0]!.statements.some((s) => s.includes('insert into run_attempts')), 'the POST claims its run');
     const claims = having(transactions, "set status = 'running', attempts = r.attempts + 1");
     assert.is(claims.length, 0, `claims: ${claims.length}`);
+    // The run starts on a history (the earlier runs'): the attempt takes it from the POST's
+    // statement, which read it under the thread lock, instead of reading the thread again.
+    assert.is(having(transactions, 'select * from threads where workspace_id = $1 and id = $2').length, 0, 'no history read for the attempt');
   }
 });
 
