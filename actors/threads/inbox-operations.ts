@@ -140,6 +140,7 @@ type EnqueueTarget = { workspaceId: string; threadId: string; principal: Princip
 /** An input with everything the one-statement path needs, checked as checkInput would. */
 interface CheckedInput {
   input: InputRequest;
+  options: RunOptions;
   payload: Record<string, unknown>;
   resolved: ResolvedRevision;
   config: Record<string, unknown>;
@@ -154,7 +155,7 @@ async function checkBeforeTransaction(context: EngineContext, target: EnqueueTar
   const options = (input.options as RunOptions | undefined) ?? {};
   const config = effectiveConfig(resolved.revision.config as Record<string, unknown>, options);
   const memoryMounts = await resolveMemoryMounts(pool, target.workspaceId, runMountInputs(config, options, 'config', 'options'));
-  return { input, payload, resolved, config, memoryMounts };
+  return { input, options, payload, resolved, config, memoryMounts };
 }
 
 /**
@@ -170,12 +171,10 @@ async function enqueueChecked(
   onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
   onBegin?: (tx: pg.PoolClient) => Promise<void>,
 ): Promise<ThreadResult> {
-  const { input, resolved } = checked;
-  const events = new ThreadEvents();
+  const { input, options, resolved } = checked;
   // Reserved before the statement learns whether the thread is idle: released at settle when
   // the input started no run (the thread was busy) or the transaction did not commit.
   const local = new LocalClaims();
-  const options = (input.options as RunOptions | undefined) ?? {};
   const result = await withTransaction(context.services.pool, async (tx) => {
     // Key first, then the thread's row lock, on the wire in this order (see enqueueStepByStep).
     const begun = inFlight(onBegin ? onBegin(tx) : Promise.resolve());
@@ -214,12 +213,12 @@ async function enqueueChecked(
     local.settle(null);
     throw error;
   });
-  return afterCommit(context, target.threadId, events, local, result);
+  return afterCommit(context, target.threadId, local, result);
 }
 
 /** Queues the operation's events, starts a run claimed here, then waits for the events' XADD. */
-async function afterCommit(context: EngineContext, threadId: string, events: ThreadEvents, local: LocalClaims, result: { value: ThreadResult; state: ThreadState }): Promise<ThreadResult> {
-  events.entry(result.value.entry);
+async function afterCommit(context: EngineContext, threadId: string, local: LocalClaims, result: { value: ThreadResult; state: ThreadState }): Promise<ThreadResult> {
+  const events = new ThreadEvents().entry(result.value.entry);
   // thread.changed carries the state (no history), not the response's whole thread.
   if (result.value.run) events.run(result.value.run).thread(result.state);
   // The events are queued on the bus before the attempt can publish anything (its first
@@ -246,7 +245,6 @@ function enqueueStepByStep(
   onBegin?: (tx: pg.PoolClient) => Promise<void>,
 ): Promise<ThreadResult> {
   return context.actors.run(target.threadId, async () => {
-    const events = new ThreadEvents();
     // Role all: a free slot of this process's worker host, reserved when the input starts a run,
     // so that the run commits claimed (RunClaim) and its attempt starts right after the commit.
     const local = new LocalClaims();
@@ -324,7 +322,7 @@ function enqueueStepByStep(
       local.settle(null);
       throw error;
     });
-    return afterCommit(context, target.threadId, events, local, result);
+    return afterCommit(context, target.threadId, local, result);
   });
 }
 

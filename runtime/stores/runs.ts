@@ -94,6 +94,8 @@ export async function insertRun(
    */
   claim?: RunClaim | null,
 ): Promise<RunRow> {
+  // The inbox POST inserts its runs with enqueueOnThread (enqueue-input.ts), from the locked
+  // thread row: a column or a claim rule changed here changes there too.
   const result = await db.query(
     `with inserted as (insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
        parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal,
