@@ -5,6 +5,8 @@ type Replies = Array<[Error | null, unknown]>;
 interface Queued {
   build(pipeline: ChainableCommander): void;
   count: number;
+  /** Stream records (XADDs) among the commands. */
+  records: number;
   resolve(replies: Replies): void;
 }
 
@@ -22,6 +24,14 @@ interface Queued {
  * Order: commands leave in the order they were queued, on one connection, so Redis applies
  * them in that order (a run's XADDs stay in order; a tail snapshot is never overtaken by an
  * older one, nor a clear by the snapshot before it).
+ *
+ * Visibility: a batch with more than one stream record is sent as MULTI … EXEC. Redis serves a
+ * blocked XREAD as soon as ONE command has made its key ready, so after a plain pipeline of n
+ * XADDs the followers (every process's fan-out reader, redis-stream-follower.ts) read the first
+ * record alone and need another read for the rest: two fan-out bursts (for a WebSocket topic,
+ * one write per subscriber each) where one carries them all. Inside MULTI the blocked reads are
+ * served after EXEC, with every record of the batch (checked against the machine's Redis in
+ * command-batcher.test.ts). A command's runtime error (WRONGTYPE…) still fails only that command.
  */
 export class CommandBatcher {
   private queue: Queued[] = [];
@@ -31,9 +41,9 @@ export class CommandBatcher {
   constructor(private readonly redis: Redis) {}
 
   /** Queues `count` commands added by `build`; resolves with their replies (errors per command). */
-  run(build: (pipeline: ChainableCommander) => void, count: number): Promise<Replies> {
+  run(build: (pipeline: ChainableCommander) => void, count: number, records = 0): Promise<Replies> {
     return new Promise((resolve) => {
-      this.queue.push({ build, count, resolve });
+      this.queue.push({ build, count, records, resolve });
       if (this.scheduled) return;
       this.scheduled = true;
       if (this.inFlight === 0) queueMicrotask(() => this.flush());
@@ -47,7 +57,9 @@ export class CommandBatcher {
     this.queue = [];
     if (batch.length === 0) return;
     this.inFlight++;
-    const pipeline = this.redis.pipeline();
+    let records = 0;
+    for (const queued of batch) records += queued.records;
+    const pipeline = records > 1 ? this.redis.multi() : this.redis.pipeline();
     for (const queued of batch) queued.build(pipeline);
     pipeline
       .exec()

@@ -67,7 +67,7 @@ export class RedisStreamBus implements StreamBus {
   async publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>> {
     if (events.length === 0 || this.kv.state() !== 'ready') return events.map(() => null);
     const key = this.key(threadId);
-    const replies = await this.writes.run((p) => this.addEvents(p, key, events), events.length + 1);
+    const replies = await this.writes.run((p) => this.addEvents(p, key, events), events.length + 1, events.length);
     return events.map((_, i) => {
       const [error, id] = replies[i] ?? [new Error('missing'), null];
       return error ? null : (id as string);
@@ -83,7 +83,7 @@ export class RedisStreamBus implements StreamBus {
     const replies = await this.writes.run((p) => {
       p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS);
       if (events.length > 0) this.addEvents(p, key, events);
-    }, events.length > 0 ? events.length + 2 : 1);
+    }, events.length > 0 ? events.length + 2 : 1, events.length);
     const anchored = !replies[0]?.[0];
     const ids = events.map((_, i) => {
       const [error, id] = replies[i + 1] ?? [new Error('missing'), null];

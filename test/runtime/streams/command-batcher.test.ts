@@ -18,6 +18,11 @@ test.before(async () => {
     pipelines++;
     return pipeline(...args);
   }) as Redis['pipeline'];
+  const multi = redis.multi.bind(redis) as (...args: unknown[]) => ReturnType<Redis['multi']>;
+  redis.multi = ((...args: unknown[]) => {
+    pipelines++;
+    return multi(...args);
+  }) as unknown as Redis['multi'];
 });
 test.after(async () => {
   const keys = await redis.keys(`${prefix}*`);
@@ -32,7 +37,7 @@ test('an idle batcher sends at once; what is queued in the same tick while one i
   await Promise.resolve();
   assert.is(pipelines - before, 1, 'the first command did not wait for a tick');
   // 50 threads' writes in the same tick, while the first pipeline is in flight.
-  const rest = Array.from({ length: 50 }, (_, i) => batcher.run((p) => p.xadd(`${prefix}t${i % 5}`, '*', 'e', `n${i}`).expire(`${prefix}t${i % 5}`, 60), 2));
+  const rest = Array.from({ length: 50 }, (_, i) => batcher.run((p) => p.xadd(`${prefix}t${i % 5}`, '*', 'e', `n${i}`).expire(`${prefix}t${i % 5}`, 60), 2, 1));
   const replies = await Promise.all([first, ...rest]);
   assert.is(pipelines - before, 2, 'one pipeline for everything queued in the tick behind the first');
   for (const reply of replies) for (const [error] of reply) assert.is(error, null);
@@ -52,6 +57,33 @@ test('a command that fails answers its own error; the others of the pipeline suc
   assert.ok(bad[0]![0] instanceof Error, 'XADD on a string key fails');
   assert.is(good[0]![0], null);
   assert.is(await redis.get(`${prefix}ok`), '1');
+});
+
+test('a blocked reader (another connection) gets every record of a batch in one reply, not the first alone', async () => {
+  const reader = redis.duplicate();
+  try {
+    const key = `${prefix}visible`;
+    const readerId = String(await reader.client('ID'));
+    await redis.xadd(key, '*', 'e', 'start');
+    for (const [label, records] of [['one publish of three events', [3]], ['three publishes in one tick', [1, 1, 1]]] as const) {
+      const reading = reader.xread('BLOCK', 2000, 'STREAMS', key, '$');
+      // This reader's read is blocked on the server (flag b) before the batch is sent.
+      for (let i = 0; i < 200 && !/ flags=b /.test(String(await redis.client('LIST', 'ID', readerId))); i++) await new Promise((r) => setTimeout(r, 5));
+      const batcher = new CommandBatcher(redis);
+      const writes = records.map((n) =>
+        batcher.run((p) => {
+          for (let i = 0; i < n; i++) p.xadd(key, '*', 'e', `${label} ${i}`);
+          p.expire(key, 60);
+        }, n + 1, n),
+      );
+      const replies = await Promise.all(writes);
+      for (const reply of replies) for (const [error] of reply) assert.is(error, null);
+      const reply = (await reading) as Array<[string, Array<[string, string[]]>]>;
+      assert.is(reply[0]![1].length, 3, `${label}: the blocked read was served with ${reply[0]![1].length} of 3 records`);
+    }
+  } finally {
+    reader.disconnect();
+  }
 });
 
 test.run();
