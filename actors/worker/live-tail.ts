@@ -170,9 +170,13 @@ export class LiveTail {
     // The run's first event (item.started) goes out at once, not at the end of the tick: what
     // the client waits for first is never held behind a batch. Later events of the tick
     // coalesce into one publish (deltas arrive in bursts from the attempt's port).
+    // "At once" is process.nextTick: it runs once the microtask queue is empty, before any I/O,
+    // so the events the host handles in the same turn (its message queue is a promise chain)
+    // join the first one — a user message's item.started and item.completed leave as one
+    // publish and reach subscribers in one fan-out burst, not two.
     if (this.sentAny) return void setImmediate(go);
     this.sentAny = true;
-    queueMicrotask(go);
+    process.nextTick(go);
   }
 
   private async send(): Promise<void> {

@@ -1,0 +1,52 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { LiveTail } from '../../../actors/worker/live-tail.js';
+import { type StreamEvent } from '../../../runtime/index.js';
+import { MemoryStreamBus } from '../../../runtime/streams/memory-stream-bus.js';
+
+// What a tail publishes together reaches every subscriber in one fan-out burst (one socket
+// write each); what it publishes apart costs a burst each. The host hands the tail an attempt
+// turn's messages one by one through a promise chain (attempt-runner.ts): the events of one
+// turn must leave in one publish, the run's first one included (it is not held for a tick).
+const test = suite('actors/worker/live-tail-batching');
+
+/** The real in-process bus, with every publish call recorded (event types per call; its
+ *  publishAnchored publishes through publish, so each call is recorded once). */
+function recordingBus(): { bus: MemoryStreamBus; calls: string[][] } {
+  const bus = new MemoryStreamBus(10_000);
+  const calls: string[][] = [];
+  const publish = bus.publish.bind(bus);
+  bus.publish = (threadId: string, events: StreamEvent[]) => {
+    calls.push(events.map((e) => e.type));
+    return publish(threadId, events);
+  };
+  return { bus, calls };
+}
+
+test("a turn's user item (started, completed) leaves in ONE publish, the run's first", async () => {
+  const { bus, calls } = recordingBus();
+  const tail = new LiveTail(bus, 'run_1', 'thr_1', 1);
+  const user = { id: 'itm_u', kind: 'message', content: { role: 'user', text: 'hi' } };
+  // As the host's queue hands them over: one promise-chain step per message.
+  let queue: Promise<void> = Promise.resolve();
+  queue = queue.then(async () => tail.started(0, user));
+  queue = queue.then(async () => tail.completed(0, user));
+  await queue;
+  await tail.flush();
+  assert.equal(calls, [['item.started', 'item.completed']]);
+});
+
+test('the first event is not held for the next tick: it is published before any I/O', async () => {
+  const { bus, calls } = recordingBus();
+  const tail = new LiveTail(bus, 'run_2', 'thr_2', 1);
+  tail.started(0, { id: 'itm_a', kind: 'message', content: { role: 'assistant', text: '' } });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  assert.equal(calls, [['item.started']]);
+  // Later events of a tick still coalesce (at the tick's end).
+  tail.delta(0, { text: 'a' });
+  tail.delta(0, { text: 'b' });
+  await tail.flush();
+  assert.equal(calls, [['item.started'], ['item.delta', 'item.delta']]);
+});
+
+test.run();
