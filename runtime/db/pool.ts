@@ -36,9 +36,32 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
-/** A pg client that names its parameterized statements (see statementName). */
+/**
+ * A pg client that names its parameterized statements (see statementName) and writes the
+ * statements it is given in one synchronous section with ONE socket write: the first statement
+ * corks the connection's socket and a microtask uncorks it, so BEGIN with a transaction's first
+ * statements, or the statements of one pipelined round trip, leave as one writev instead of one
+ * per statement (pg corks each statement's own messages, not across statements). The microtask
+ * runs before any I/O, so no statement waits for anything but the code that issued it; nothing
+ * about order changes (the socket keeps the write order).
+ */
 class PreparingClient extends pg.Client {
+  private corked = false;
+
+  private corkSection(): void {
+    if (this.corked) return;
+    const stream = (this as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void; writable?: boolean } } }).connection?.stream;
+    if (!stream?.cork || !stream.uncork || !stream.writable) return;
+    stream.cork();
+    this.corked = true;
+    queueMicrotask(() => {
+      this.corked = false;
+      stream.uncork!();
+    });
+  }
+
   override query(config: unknown, values?: unknown, callback?: unknown): never {
+    this.corkSection();
     const run = super.query as (...args: unknown[]) => never;
     if (typeof config === 'string' && Array.isArray(values)) {
       const name = statementName(config);

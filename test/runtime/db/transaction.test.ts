@@ -173,5 +173,33 @@ test('a schema change under a prepared statement: the transaction runs again on 
   }
 });
 
+test('statements issued in one synchronous section leave in one socket write (createPool corks the section)', async () => {
+  const client = await pool.connect();
+  try {
+    // The connection's socket, its writes counted on the way (the real socket writes them).
+    const stream = (client as unknown as { connection: { stream: { _write: (...a: unknown[]) => unknown; _writev: (...a: unknown[]) => unknown } } }).connection.stream;
+    let writes = 0;
+    const write = stream._write.bind(stream);
+    const writev = stream._writev.bind(stream);
+    stream._write = (...a: unknown[]) => (writes++, write(...a));
+    stream._writev = (...a: unknown[]) => (writes++, writev(...a));
+    try {
+      const together = await Promise.all([client.query('begin'), client.query('select $1::int as n', [1]), client.query('select $1::text as t', ['x']), client.query('commit')]);
+      assert.is(together[1].rows[0].n, 1);
+      assert.is(writes, 1, 'four statements of one section, one write');
+      writes = 0;
+      // Sections apart stay apart: a statement issued after an await is written on its own.
+      await client.query('select 1');
+      await client.query('select 2');
+      assert.is(writes, 2);
+    } finally {
+      stream._write = write;
+      stream._writev = writev;
+    }
+  } finally {
+    client.release();
+  }
+});
+
 test.run();
 
