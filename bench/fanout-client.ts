@@ -121,22 +121,21 @@ function open(index: number, attempt = 0): Promise<void> {
   const target = new URL(url);
   const format = (first + index) % 2 === 0 ? 'svc.json.v1' : 'svc.msgpack.v1';
   return new Promise((resolve, reject) => {
-    let read: (chunk: Buffer) => void = () => undefined;
+    let refused = false;
     let opened = false;
     // Every read of every socket lands in READ_BUFFER and is parsed at once (no per-read Buffer,
     // no stream 'data' events): the clients cost less next to the service they measure.
     const onread = {
       buffer: READ_BUFFER,
       callback: (bytes: number, buffer: Uint8Array): boolean => {
-        read(Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
-        if (!opened && upgradedOk && !socket.destroyed) {
+        parse(Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
+        if (!opened && !refused && !socket.destroyed) {
           opened = true;
           resolve();
         }
         return true;
       },
     };
-    let upgradedOk = false;
     const socket = connect({ host: target.hostname, port: Number(target.port), noDelay: true, onread }, () => {
       socket.write(
         `GET ${target.pathname} HTTP/1.1\r\nHost: ${target.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
@@ -144,17 +143,11 @@ function open(index: number, attempt = 0): Promise<void> {
           `Sec-WebSocket-Protocol: ${format}\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`,
       );
     });
-    let refusedNow = false;
     const parse = reader(socket, index, (status) => {
-      refusedNow = true;
+      refused = true;
       if (attempt >= UPGRADE_RETRIES) return reject(new Error(`upgrade refused: ${status}`));
       setTimeout(() => open(index, attempt + 1).then(resolve, reject), RETRY_DELAY_MS);
     });
-    read = (chunk) => {
-      parse(chunk);
-      // Resolved once the 101 was read (the reader stops holding the head back).
-      if (!refusedNow) upgradedOk = true;
-    };
     socket.once('error', (error) => (live < count ? reject(error) : undefined));
   });
 }
