@@ -17,6 +17,8 @@ import {
 import type { ApiResult } from './api-route.js';
 
 const KEY = /^[!-~]{1,512}$/;
+/** Stands in a stored response for a thread's message_history: its first `$history_prefix` messages. */
+const HISTORY_PREFIX = '$history_prefix';
 // Records are kept at least 24 h (DESIGN.md); a claim is presumed dead after 60 s.
 const RETENTION_SECONDS = 48 * 3600;
 const CLAIM_SECONDS = 60;
@@ -60,7 +62,7 @@ export class IdempotencyHold {
       case 'claimed':
         return new IdempotencyHold(scope, token);
       case 'completed':
-        return { status: claim.status_code, body: JSON.parse(claim.response_body) as unknown, headers: { 'idempotent-replayed': 'true' } };
+        return { status: claim.status_code, body: await expandStoredBody(db, scope.workspace_id, claim.response_body), headers: { 'idempotent-replayed': 'true' } };
       case 'mismatch':
         throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
       case 'in_flight':
@@ -79,7 +81,7 @@ export class IdempotencyHold {
   /** Completes the record inside the effect's transaction; a lost claim aborts that transaction. */
   async complete(tx: Queryable, result: ApiResult): Promise<void> {
     if (this.completed) return;
-    const ok = await completeIdempotencyKey(tx, this.scope, this.token, { status_code: result.status, body: JSON.stringify(result.body ?? null) });
+    const ok = await completeIdempotencyKey(tx, this.scope, this.token, { status_code: result.status, body: storedBody(result.body) });
     if (!ok) throw new AppError('idempotency_key_in_use', 'the Idempotency-Key claim expired while the request ran; retry it');
     this.completed = true;
   }
@@ -143,7 +145,7 @@ export class FoldedIdempotency {
         this.staleClaim = found.stale_claim;
         return;
       case 'completed':
-        throw new IdempotentReplay({ status: found.status_code, body: JSON.parse(found.response_body) as unknown, headers: { 'idempotent-replayed': 'true' } });
+        throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(tx, this.scope.workspace_id, found.response_body), headers: { 'idempotent-replayed': 'true' } });
       case 'mismatch':
         throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
       case 'in_flight':
@@ -159,7 +161,7 @@ export class FoldedIdempotency {
   async complete(tx: Queryable, result: ApiResult): Promise<void> {
     if (this.completed) return;
     if (this.begunIn !== tx) await this.begin(tx);
-    const response = { status_code: result.status, body: JSON.stringify(result.body ?? null), retentionSeconds: RETENTION_SECONDS };
+    const response = { status_code: result.status, body: storedBody(result.body), retentionSeconds: RETENTION_SECONDS };
     if (isTransactionClient(tx)) {
       // Travels with the COMMIT (one round trip): another holder's row (a previous-release
       // claim) fails the insert, and with it the commit — this effect then does not commit.
@@ -194,4 +196,37 @@ function releaseLater(db: Queryable, scope: IdempotencyScope, token: string): vo
     }, delay).unref();
   };
   attempt(250);
+}
+
+/**
+ * The response as its record stores it. A thread in the body (`body.thread`, as the inbox and
+ * continuation routes answer) is stored without its message_history: `{"$history_prefix": n}`
+ * stands for its first n messages. A thread's history is append-only (runs append at their seal,
+ * runtime/stores/threads.ts; nothing rewrites or shortens it, and threads are never deleted), so
+ * the first n messages read at replay are the ones the first response carried. Without this,
+ * every POST on a long thread wrote its whole history again into the record (1 MB at 2,000
+ * messages: ~11 ms of PostgreSQL per POST, bench/RESULTS.md session 10).
+ */
+export function storedBody(body: unknown): string {
+  const thread = (body as { thread?: { id?: unknown; message_history?: unknown } } | null | undefined)?.thread;
+  if (!thread || typeof thread.id !== 'string' || !Array.isArray(thread.message_history)) return JSON.stringify(body ?? null);
+  return JSON.stringify({ ...(body as object), thread: { ...thread, message_history: { [HISTORY_PREFIX]: thread.message_history.length } } });
+}
+
+/** The stored response with a thread's history prefix read back (see storedBody). */
+export async function expandStoredBody(db: Queryable, workspaceId: string, text: string): Promise<unknown> {
+  const body = JSON.parse(text) as { thread?: { id?: unknown; message_history?: unknown } } | null;
+  const marker = body?.thread?.message_history as Record<string, unknown> | undefined;
+  const count = marker && !Array.isArray(marker) ? marker[HISTORY_PREFIX] : undefined;
+  if (typeof count !== 'number' || typeof body?.thread?.id !== 'string') return body;
+  const rows = await db.query<{ messages: unknown[] | null }>(
+    `select (select jsonb_agg(m order by i) from jsonb_array_elements(message_history) with ordinality as h(m, i) where i <= $3) as messages
+       from threads where workspace_id = $1 and id = $2`,
+    [workspaceId, body.thread.id, count],
+  );
+  const messages = rows.rows[0]?.messages ?? [];
+  // Append-only: fewer messages than the first response carried would be a broken invariant.
+  if (messages.length !== count) throw new AppError('internal', 'the stored response refers to thread history that is no longer there');
+  body.thread.message_history = messages;
+  return body;
 }

@@ -134,4 +134,24 @@ test('an inbox POST costs one writing commit: no claim commit before the actor t
   assert.is(after[0]!.n, before[0]!.n);
 });
 
+test('a long thread\'s history is not stored again in the record; a replay after the history grew answers the history the first response carried', async () => {
+  const thread = await newThread();
+  const history = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i} ${'x'.repeat(200)}` }));
+  await query(f.db.url, 'update threads set message_history = $2::jsonb, message_count = 40 where id = $1', [thread, JSON.stringify(history)]);
+  const first = await post(f.service.url, thread, 'fold-history', 'hello');
+  assert.is(first.status, 201, JSON.stringify(first.body));
+  assert.equal(first.body.thread.message_history, history);
+  const stored = (await query<{ body: string }>(f.db.url, `select response_body::text as body from idempotency_keys where key = 'fold-history'`))[0]!.body;
+  assert.ok(stored.length < 4_000, `the record holds the prefix length, not the history (${stored.length} characters)`);
+  assert.ok(!stored.includes('message 39'));
+  // A run appends at its seal: the history grows after the first response.
+  await query(f.db.url, `update threads set message_history = message_history || '[{"role":"user","content":"later"}]'::jsonb, message_count = 41 where id = $1`, [thread]);
+  for (const base of [f.service.url, second.url]) {
+    const again = await post(base, thread, 'fold-history', 'hello');
+    assert.is(again.status, 201);
+    assert.is(again.replayed, 'true');
+    assert.equal(again.body, first.body);
+  }
+});
+
 test.run();
