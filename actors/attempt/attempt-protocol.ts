@@ -138,6 +138,12 @@ export const AttemptStart = Type.Object({
   reviewer_model_error: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() })),
   /** The thread's conversation before this run (from earlier runs). */
   history: Type.Array(HistoryMessage),
+  /**
+   * That conversation as JSON text, in place of `history` (then empty): the host passes the text
+   * it read from PostgreSQL and the attempt parses it on its own thread (attempt.task.ts), so a
+   * long history (1 MB at 2,000 messages) is neither parsed nor structured-cloned on the host's.
+   */
+  history_json: Type.Optional(Type.String()),
   /** The last committed checkpoint (msgpack), or null on the first attempt. */
   checkpoint: Type.Union([Type.Uint8Array(), Type.Null()]),
   checkpoint_seq: Type.Integer(),

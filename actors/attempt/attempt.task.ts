@@ -14,13 +14,21 @@ export interface AttemptTask {
   port: MessagePort;
 }
 
-export default async function runAttempt({ start, port }: AttemptTask): Promise<void> {
+export default async function runAttempt({ start: sent, port }: AttemptTask): Promise<void> {
+  const start = withHistory(sent);
   const attemptPort = new AttemptPort(port);
   try {
     attemptPort.post(await finish(start, attemptPort));
   } finally {
     attemptPort.release();
   }
+}
+
+/** The start with `history` parsed here from history_json when the host sent the text. */
+function withHistory(start: AttemptStart): AttemptStart {
+  if (start.history_json === undefined) return start;
+  const { history_json: text, ...rest } = start;
+  return { ...rest, history: JSON.parse(text) as AttemptStart['history'] };
 }
 
 async function finish(start: AttemptStart, port: AttemptPort): Promise<DoneMessage> {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { EnvironmentRuntime, RunClaim, RunRow, Services, StreamBus, ThreadState } from '../../runtime/index.js';
+import type { EnvironmentRuntime, JsonArray, RunClaim, RunRow, Services, StreamBus, ThreadState } from '../../runtime/index.js';
 import type { ThreadActors } from './thread-actors.js';
 
 /**
@@ -55,7 +55,7 @@ export interface LocalClaim extends RunClaim {
    * history_start messages), when that transaction read it anyway: the attempt then does not
    * read it again on its way to the first token.
    */
-  start(run: RunRow, history?: ReadonlyArray<Record<string, unknown>>): void;
+  start(run: RunRow, history?: JsonArray): void;
   release(): void;
 }
 
@@ -86,7 +86,7 @@ export class LocalClaims {
    * After the transaction: `run` is what it committed (null if nothing, or it failed);
    * `history`, the thread's history as that transaction locked it, if it read it (LocalClaim.start).
    */
-  settle(run: RunRow | null | undefined, history?: ReadonlyArray<Record<string, unknown>>): void {
+  settle(run: RunRow | null | undefined, history?: JsonArray): void {
     const { claim } = this;
     this.claim = null;
     if (!claim) return;

@@ -6,7 +6,7 @@ import {
   entryView,
   getRunById,
   getEntry,
-  getThread,
+  getThreadForView,
   resolveAgentRevision,
   resolveMemoryMounts,
   insertEntry,
@@ -27,6 +27,7 @@ import {
   type ReadCaches,
   type RunRow,
   type ThreadRow,
+  type ThreadWithHistory,
   type ThreadState,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
@@ -46,7 +47,7 @@ export interface ThreadResult {
   entry: InboxEntry;
   run: RunRow | null;
   /** The whole thread, history included: the responses carry the spec's thread. */
-  thread: ThreadRow;
+  thread: ThreadWithHistory;
 }
 
 /**
@@ -54,12 +55,12 @@ export interface ThreadResult {
  * message_history in an operation whose locks and updates read the state only. The caller
  * holds the row lock, so this is the committed result.
  */
-export async function threadForResponse(tx: Queryable, thread: ThreadState): Promise<ThreadRow> {
+export async function threadForResponse(tx: Queryable, thread: ThreadState): Promise<ThreadWithHistory> {
   // An empty history needs no read: message_count is the history's length, kept by a trigger on
   // the same row this state was read from under the lock (a thread's first input, every fork
   // that copies nothing).
   if (thread.message_count === 0) return { ...thread, message_history: [] };
-  return (await getThread(tx, thread.workspace_id, thread.id))!;
+  return (await getThreadForView(tx, thread.workspace_id, thread.id))!;
 }
 
 /**
@@ -295,9 +296,9 @@ function enqueueStepByStep(
       let entry: InboxEntry;
       // The whole thread for the response, read behind this operation's writes in the same round
       // trip (an empty history needs no read, see threadForResponse).
-      let reading: Promise<ThreadRow | null> | null = null;
+      let reading: Promise<ThreadWithHistory | null> | null = null;
       const readForResponse = (): void => {
-        if (thread.message_count > 0) reading = inFlight(getThread(tx, target.workspaceId, thread.id));
+        if (thread.message_count > 0) reading = inFlight(getThreadForView(tx, target.workspaceId, thread.id));
       };
       if (runId) {
         // The run is built from what the entry is inserted with (its statement is still in flight).

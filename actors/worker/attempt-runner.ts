@@ -13,6 +13,7 @@ import {
   renewLease,
   runView,
   type RunRow,
+  type JsonArray,
 } from '../../runtime/index.js';
 import { forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart, type DoneMessage } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/index.js';
@@ -73,7 +74,7 @@ export class AttemptRunner {
     /** The run's running status is on the stream already (claimed at acceptance, see WorkerHost.reserve). */
     private readonly announced = false,
     /** The thread's history as the accepting transaction locked it, when it read it (prepareAttempt). */
-    private readonly history?: ReadonlyArray<Record<string, unknown>>,
+    private readonly history?: JsonArray,
   ) {
     this.tail = new LiveTail(context.bus, run.id, run.thread_id, run.attempts);
     this.leaseMs = context.services.config.worker.authority_seconds * 1000;

@@ -6,7 +6,9 @@ import {
   getAssets,
   isInlineCheckpointKey,
   readInlineCheckpoint,
-  getThread,
+  getThreadHistoryText,
+  JsonArrayText,
+  type JsonArray,
   mediaAssetIds,
   mediaFacts,
   type RunRow,
@@ -24,9 +26,10 @@ const MODEL_TIMEOUT_MS = 120_000;
  * attempt only, the last committed checkpoint, and the thread's history before this run.
  * `knownHistory`: that history as the transaction that created and claimed the run read it
  * under the thread lock (an inbox POST reads it for its response); used when its length is the
- * run's history_start, else the thread is read.
+ * run's history_start, else the thread is read. A history held as PostgreSQL's text goes to the
+ * attempt as that text (history_json), parsed on the attempt's thread, not this one.
  */
-export async function prepareAttempt(services: Services, models: ModelSources, run: RunRow, prepare: PrepareContext, knownHistory?: ReadonlyArray<Record<string, unknown>>): Promise<AttemptStart> {
+export async function prepareAttempt(services: Services, models: ModelSources, run: RunRow, prepare: PrepareContext, knownHistory?: JsonArray): Promise<AttemptStart> {
   const config = run.config;
   const modelKey = runModelKey(run);
   // Independent reads, issued together: they sit on the path from claim to the first token.
@@ -39,7 +42,7 @@ export async function prepareAttempt(services: Services, models: ModelSources, r
     // empty history (a conversation's first input) needs no read.
     // A history handed over by the claiming transaction is that same prefix: the run's thread
     // is locked to it (current_run_id) from that commit until its seal.
-    run.history_start === 0 ? null : knownHistory?.length === run.history_start ? { message_history: [...knownHistory] } : getThread(services.pool, run.workspace_id, run.thread_id),
+    run.history_start === 0 ? null : knownHistory?.length === run.history_start ? knownHistory : getThreadHistoryText(services.pool, run.workspace_id, run.thread_id),
     prepareToolResources(services, models.registry, run, prepare),
     resolveMediaModels(services, models, run),
     resumeAssetFacts(services, run),
@@ -52,7 +55,7 @@ export async function prepareAttempt(services: Services, models: ModelSources, r
     config,
     model: modelTarget(resolved),
     ...reviewer,
-    history: thread?.message_history ?? [],
+    ...(thread instanceof JsonArrayText ? { history: [], history_json: thread.text } : { history: thread ? [...thread] : [] }),
     checkpoint,
     checkpoint_seq: run.checkpoint_seq,
     next_ordinal: run.next_ordinal,

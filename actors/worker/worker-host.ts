@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
+import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type JsonArray, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
 import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext, type LocalClaim, type LocalRunHost } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
@@ -123,7 +123,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
       workerId,
       attemptId: newId(ID_PREFIX.attempt),
       leaseSeconds: this.services.config.worker.authority_seconds,
-      start: (run: RunRow, history?: ReadonlyArray<Record<string, unknown>>) => {
+      start: (run: RunRow, history?: JsonArray) => {
         if (!settle()) return;
         if (this.stopping || workerId !== this.id) {
           // Committed running and leased to this worker, which will not run it: stopping (the
@@ -201,7 +201,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
    * Runs the attempt of a run claimed by this worker; `announced`: its running status is already
    * on the stream; `history`: the thread's history as the claiming transaction locked it.
    */
-  private host(run: RunRow, announced: boolean, history?: ReadonlyArray<Record<string, unknown>>): void {
+  private host(run: RunRow, announced: boolean, history?: JsonArray): void {
     const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced, history);
     this.running.set(run.id, runner);
     this.services.metrics.attemptsActive.set(this.running.size);

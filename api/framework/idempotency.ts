@@ -9,6 +9,7 @@ import {
   isTransactionClient,
   lockIdempotencyScope,
   isDatabaseUnavailable,
+  JsonArrayText,
   newClaimToken,
   releaseIdempotencyKey,
   type IdempotencyScope,
@@ -209,8 +210,9 @@ function releaseLater(db: Queryable, scope: IdempotencyScope, token: string): vo
  */
 export function storedBody(body: unknown): string {
   const thread = (body as { thread?: { id?: unknown; message_history?: unknown } } | null | undefined)?.thread;
-  if (!thread || typeof thread.id !== 'string' || !Array.isArray(thread.message_history)) return JSON.stringify(body ?? null);
-  return JSON.stringify({ ...(body as object), thread: { ...thread, message_history: { [HISTORY_PREFIX]: thread.message_history.length } } });
+  const history = thread?.message_history;
+  if (!thread || typeof thread.id !== 'string' || !(Array.isArray(history) || history instanceof JsonArrayText)) return JSON.stringify(body ?? null);
+  return JSON.stringify({ ...(body as object), thread: { ...thread, message_history: { [HISTORY_PREFIX]: history.length } } });
 }
 
 /** The stored response with a thread's history prefix read back (see storedBody). */

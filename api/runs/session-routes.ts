@@ -5,7 +5,7 @@ import {
   entriesOfSession,
   getApiKey,
   getSession,
-  getThread,
+  getThreadForView,
   getUser,
   insertAuditEvent,
   insertSession,
@@ -114,7 +114,7 @@ export function sessionRoutes(): ApiRouteSpec[] {
       params: Type.Object({ thread_id: Type.String({ minLength: 1, maxLength: 128 }) }),
       responses: { 200: { description: 'the thread', schema: ThreadView }, 404: { description: 'not found', schema: ErrorBody } },
       handler: async ({ services, workspaceId, params }) => {
-        const thread = await getThread(services.pool, workspaceId, params.thread_id);
+        const thread = await getThreadForView(services.pool, workspaceId, params.thread_id);
         if (!thread) throw new AppError('not_found', 'thread not found');
         return { status: 200, body: threadView(thread), etag: thread };
       },

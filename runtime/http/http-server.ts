@@ -6,6 +6,7 @@ import { StreamedBody, type HttpMethod, type HttpRequest, type HttpResponse, typ
 import { RequestBody } from './request-body.js';
 import { createRequestIds } from './request-id.js';
 import { loadUws, type Uws } from './uws.js';
+import { serializeJson } from './json-text.js';
 
 export interface HttpServerOptions {
   host: string;
@@ -302,7 +303,8 @@ export class HttpServer {
     if (response.body !== undefined) {
       if (Buffer.isBuffer(response.body) || typeof response.body === 'string') payload = response.body;
       else {
-        payload = JSON.stringify(response.body);
+        // A thread's history read as text (JsonArrayText) is written as it is, not re-serialised.
+        payload = serializeJson(response.body);
         contentType ??= 'application/json';
       }
     }

@@ -4,3 +4,4 @@ export * from './error-body.js';
 export * from './request-id.js';
 export * from './uws.js';
 export * from './request-body.js';
+export * from './json-text.js';

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { mapEntry, type InboxEntry } from './inbox-entries.js';
+import { JsonArrayText } from '../http/index.js';
 import { mapRun, type RunClaim, type RunRow } from './runs.js';
 import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
 
@@ -40,8 +41,9 @@ export interface EnqueuedInput {
   run: RunRow | null;
   /** The thread after the operation, without its history. */
   thread: ThreadState;
-  /** The thread's history, read under the row lock (empty when it has none). */
-  history: Array<Record<string, unknown>>;
+  /** The thread's history, read under the row lock (empty when it has none), as PostgreSQL's
+   *  text: the response writes it as it is and an attempt started here parses it on its own thread. */
+  history: JsonArrayText;
 }
 
 /**
@@ -65,7 +67,7 @@ export interface EnqueuedInput {
  */
 export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInput): Promise<EnqueuedInput | null> {
   const claim = input.claim;
-  const result = await db.query<{ thread: Record<string, unknown>; history: Array<Record<string, unknown>> | null; entry: Record<string, unknown>; run: Record<string, unknown> | null }>(
+  const result = await db.query<{ thread: Record<string, unknown>; history: string | null; entry: Record<string, unknown>; run: Record<string, unknown> | null }>(
     `with t as (
        update threads set next_position = next_position + 1,
          current_run_id = coalesce(current_run_id, $12::text),
@@ -90,7 +92,7 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
      ), a as (
        insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, lease_owner from r where $19::text is not null
      )
-     select to_jsonb(t) - 'history' - 'started' as thread, t.history, to_jsonb(e) as entry, case when r.id is null then null else to_jsonb(r) end as run
+     select to_jsonb(t) - 'history' - 'started' as thread, t.history::text as history, to_jsonb(e) as entry, case when r.id is null then null else to_jsonb(r) end as run
      from t cross join e left join r on true
        left join lateral (select pg_notify($18::text, r.id) where $19::text is null and r.id is not null and $18::text is not null) accepted on true
        left join lateral (
@@ -106,5 +108,8 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
   );
   const row = result.rows[0];
   if (!row) return null;
-  return { thread: mapThreadState(row.thread), history: row.history ?? [], entry: mapEntry(row.entry), run: row.run ? mapRun(row.run) : null };
+  const thread = mapThreadState(row.thread);
+  // message_count is the history's length (the trigger of migration 0017 keeps it on the same row version).
+  const history = row.history === null ? JsonArrayText.EMPTY : new JsonArrayText(row.history, thread.message_count);
+  return { thread, history, entry: mapEntry(row.entry), run: row.run ? mapRun(row.run) : null };
 }

@@ -1,4 +1,5 @@
 import { toIso, type Queryable } from '../db/index.js';
+import { JsonArrayText, type JsonArray } from '../http/index.js';
 
 export interface Thread {
   id: string;
@@ -67,10 +68,37 @@ export const mapThread = (row: Record<string, unknown>): ThreadRow => ({
   message_history: row.message_history as Array<Record<string, unknown>>,
 });
 
+/** A thread whose history may still be PostgreSQL's text (JsonArrayText): what responses carry. */
+export type ThreadWithHistory = Omit<ThreadRow, 'message_history'> & { message_history: JsonArray };
+
 /** The API view (the position counter is internal; the spec's thread has no message_count). */
-export function threadView(thread: ThreadRow): Thread {
+export function threadView(thread: ThreadRow): Thread;
+export function threadView(thread: ThreadWithHistory): Omit<Thread, 'message_history'> & { message_history: JsonArray };
+export function threadView(thread: ThreadWithHistory): Omit<Thread, 'message_history'> & { message_history: JsonArray } {
   const { next_position: _internal, message_count: _count, ...view } = thread;
   return view;
+}
+
+/** The columns of a whole thread for a response: its history as PostgreSQL's text (mapThreadForView). */
+const VIEW_COLUMNS = `${STATE_COLUMNS}, message_history::text as history_text`;
+
+/** A thread read with VIEW_COLUMNS: the history stays text for the response to write verbatim. */
+const mapThreadForView = (row: Record<string, unknown>): ThreadWithHistory => {
+  const state = mapThreadState(row);
+  return { ...state, message_history: new JsonArrayText(row.history_text as string, state.message_count) };
+};
+
+/** The whole thread for a response (GET, and the thread operations' answers): see JsonArrayText. */
+export async function getThreadForView(db: Queryable, workspaceId: string, id: string): Promise<ThreadWithHistory | null> {
+  const result = await db.query(`select ${VIEW_COLUMNS} from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  return result.rows[0] ? mapThreadForView(result.rows[0]) : null;
+}
+
+/** The history of a thread as PostgreSQL's text, for an attempt to parse on its own thread. */
+export async function getThreadHistoryText(db: Queryable, workspaceId: string, id: string): Promise<JsonArrayText | null> {
+  const result = await db.query<{ history: string; message_count: number }>(`select message_history::text as history, message_count from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
+  const row = result.rows[0];
+  return row ? new JsonArrayText(row.history, row.message_count) : null;
 }
 
 /** The thread as a thread.changed stream event carries it: the view without the history, with its length. */
@@ -137,12 +165,12 @@ export async function lockThread(db: Queryable, workspaceId: string, id: string)
   return result.rows[0] ? mapThreadState(result.rows[0]) : null;
 }
 
-export async function listThreads(db: Queryable, workspaceId: string, sessionId: string, page: { after?: string | undefined; limit: number }): Promise<ThreadRow[]> {
+export async function listThreads(db: Queryable, workspaceId: string, sessionId: string, page: { after?: string | undefined; limit: number }): Promise<ThreadWithHistory[]> {
   const result = await db.query(
-    `select * from threads where workspace_id = $1 and session_id = $2 and ($3::text is null or id > $3) order by id limit $4`,
+    `select ${VIEW_COLUMNS} from threads where workspace_id = $1 and session_id = $2 and ($3::text is null or id > $3) order by id limit $4`,
     [workspaceId, sessionId, page.after ?? null, page.limit],
   );
-  return result.rows.map(mapThread);
+  return result.rows.map(mapThreadForView);
 }
 
 /**

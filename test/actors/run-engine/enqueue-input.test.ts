@@ -38,6 +38,11 @@ test('an idle thread with history: the 201 carries the locked history, the run s
   const [row] = await query<{ history_start: number; lineage: string; revision_selection: string; session_id: string }>(f.db.url, 'select history_start, lineage, revision_selection, session_id from runs where id = $1', [run.id]);
   assert.equal(row, { history_start: 2, lineage: 'root', revision_selection: 'default', session_id: f.sessionId });
   await waitForRun(f, run.id, ['completed']);
+  // The attempt got that history (as the statement's text, parsed on the attempt's thread): the
+  // model request carries the first run's exchange before the new message.
+  const request = f.model.requests.findLast((r) => JSON.stringify(r.body).includes('second'));
+  const sent = JSON.stringify((request?.body as { messages?: unknown[] } | undefined)?.messages ?? []);
+  assert.ok(sent.indexOf('first') >= 0 && sent.indexOf('first') < sent.indexOf('second'), sent);
 });
 
 test('a busy thread: the entry waits pending at the next position, no run, the thread unchanged but its position', async () => {
