@@ -202,10 +202,13 @@ async function enqueueChecked(
       accepted_channel: CHANNEL_RUN_ACCEPTED,
       steer_channel: CHANNEL_STEER,
       claim: local.reserve(context),
+      history_prefix: context.services.histories.get(target.threadId),
     }));
     await begun;
     const done = await enqueuing;
     if (!done) throw new AppError('not_found', 'thread not found');
+    // Committed messages (only a seal, holding this lock, appends): true whether or not this commits.
+    context.services.histories.remember(target.threadId, done.history);
     if (done.run) await publishEvent(tx, { workspace_id: target.workspaceId, type: 'run.accepted', data: { run: runView(done.run) } }, { caches: context.services.caches });
     const value: ThreadResult = { entry: done.entry, run: done.run, thread: { ...done.thread, message_history: done.history } };
     await onCommit(tx, value);

@@ -42,7 +42,7 @@ export async function prepareAttempt(services: Services, models: ModelSources, r
     // empty history (a conversation's first input) needs no read.
     // A history handed over by the claiming transaction is that same prefix: the run's thread
     // is locked to it (current_run_id) from that commit until its seal.
-    run.history_start === 0 ? null : knownHistory?.length === run.history_start ? knownHistory : getThreadHistoryText(services.pool, run.workspace_id, run.thread_id),
+    run.history_start === 0 ? null : knownHistory?.length === run.history_start ? knownHistory : readHistory(services, run),
     prepareToolResources(services, models.registry, run, prepare),
     resolveMediaModels(services, models, run),
     resumeAssetFacts(services, run),
@@ -70,6 +70,13 @@ export async function prepareAttempt(services: Services, models: ModelSources, r
     ...media,
     ...(Object.keys(assetFacts).length > 0 ? { asset_facts: assetFacts } : {}),
   };
+}
+
+/** The run's history when the claim did not hand it over: what this process holds of it, and the rest read. */
+async function readHistory(services: Services, run: RunRow): Promise<JsonArrayText | null> {
+  const history = await getThreadHistoryText(services.pool, run.workspace_id, run.thread_id, services.histories.get(run.thread_id));
+  if (history) services.histories.remember(run.thread_id, history);
+  return history;
 }
 
 /**

@@ -6,7 +6,9 @@
 // time as in run-latency: t0 just before POST /threads/{id}/inbox, the POST's 201, the first
 // item.delta and run.status completed, timestamped when the thread stream delivers them.
 // BENCH_HISTORY_SAMPLES (default 15) timed runs per size after 3 warm-up runs; --seconds is
-// not used (a fixed count keeps the sizes comparable under a varying load).
+// not used (a fixed count keeps the sizes comparable under a varying load). For each size but 0,
+// the same count again as one conversation (`h<size>_conversation_*`): all runs on one thread
+// seeded with that history, each POST after the previous run's seal.
 import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
 import { queryRows } from '../service-harness.js';
 import { createThreads } from '../service-seed.js';
@@ -53,6 +55,25 @@ async function run(ctx: BenchContext): Promise<Figures> {
     put((s) => s.post, 'post_201');
     put((s) => s.delta, 'post_to_first_delta');
     put((s) => s.completed, 'post_to_completed');
+    if (size === 0) continue;
+    // The same history as one conversation: every run on one thread, each POST after the
+    // previous run's seal (the history grows by two messages a run, which these sizes do not
+    // feel). What a user of a long chat sees: the process has read the thread before.
+    const [conversation] = await createThreads(seed, 1);
+    await queryRows(env.databaseUrl, `update threads set message_history = $2::jsonb where id = $1`, [conversation, JSON.stringify(seededHistory(size))]);
+    const turns: Sample[] = [];
+    for (let i = 0; i < WARMUP_RUNS + samplesPerSize && !ctx.signal.aborted; i++) {
+      const sample = await oneRun(ctx, seed, kv, conversation ?? '');
+      if (i >= WARMUP_RUNS) turns.push(sample);
+    }
+    const putTurns = (pick: (s: Sample) => number, name: string): void => {
+      const s = summarizeLatency(turns.map(pick));
+      figures[`h${size}_conversation_${name}_p50_ms`] = s.p50_ms;
+      figures[`h${size}_conversation_${name}_p99_ms`] = s.p99_ms;
+    };
+    putTurns((s) => s.post, 'post_201');
+    putTurns((s) => s.delta, 'post_to_first_delta');
+    putTurns((s) => s.completed, 'post_to_completed');
   }
   return figures;
 }

@@ -27,6 +27,34 @@ export class JsonArrayText {
   }
 }
 
+/** The first `count` messages of a thread's history, as JSON text (runtime/cache HistoryPrefixes). */
+export interface HistoryPrefix {
+  readonly count: number;
+  readonly text: string;
+}
+
+/**
+ * A history of `total` messages from a prefix of it and the JSON array of the messages after
+ * the prefix (null: none was read, the prefix is the whole history).
+ */
+export function joinHistory(prefix: HistoryPrefix, rest: string | null, total: number): JsonArrayText {
+  if (rest === null || rest === '[]') return new JsonArrayText(prefix.text, total);
+  return new JsonArrayText(`${prefix.text.slice(0, -1)}, ${rest.slice(1)}`, total);
+}
+
+/**
+ * The whole history of `count` messages (message_count: the history's length, kept by the
+ * trigger of migration 0017 on the same row version) from what the statement read: nothing when
+ * the history is empty or exactly the prefix held; the messages after the prefix when it is
+ * shorter (a history only grows at its end, so the prefix is still its beginning); the whole
+ * history otherwise (no prefix held).
+ */
+export function historyAfter(prefix: HistoryPrefix | undefined, read: string | null, count: number): JsonArrayText {
+  if (count === 0) return JsonArrayText.EMPTY;
+  if (prefix && prefix.count > 0 && prefix.count <= count) return joinHistory(prefix, read, count);
+  return new JsonArrayText(read ?? '[]', count);
+}
+
 /** The array as either form holds it (the array when it was parsed anyway). */
 export type JsonArray = ReadonlyArray<Record<string, unknown>> | JsonArrayText;
 

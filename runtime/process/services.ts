@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { CacheBus, ReadCaches } from '../cache/index.js';
+import { CacheBus, HistoryPrefixes, ReadCaches } from '../cache/index.js';
 import type { LoadedConfig, Role } from '../config/index.js';
 import { createPool, loadMigrations, onCommittedChanges, startEmbeddedPostgres, type EmbeddedDatabase, type Migration } from '../db/index.js';
 import { PasswordHashing } from '../identity/index.js';
@@ -31,6 +31,8 @@ export interface Services {
    * `user disable` runs in another process that cannot reach this one's bus.
    */
   readonly credentialCache: ReadCaches | undefined;
+  /** Prefixes of thread histories this process read (true forever: a history only grows at its end). */
+  readonly histories: HistoryPrefixes;
   readonly objects: ObjectStore;
   readonly keyring: KeyRing;
   readonly metrics: Metrics;
@@ -90,6 +92,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     kv,
     caches,
     credentialCache: kv.kind === 'redis' ? caches : undefined,
+    histories: new HistoryPrefixes(),
     objects,
     keyring,
     metrics,

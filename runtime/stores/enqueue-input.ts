@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { mapEntry, type InboxEntry } from './inbox-entries.js';
-import { JsonArrayText } from '../http/index.js';
+import { historyAfter, type HistoryPrefix, type JsonArrayText } from '../http/index.js';
 import { mapRun, type RunClaim, type RunRow } from './runs.js';
 import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
 
@@ -33,6 +33,9 @@ export interface EnqueueStatementInput {
   steer_channel: string;
   /** A slot of this process's worker: a started run is inserted running, leased to it. */
   claim: RunClaim | null;
+  /** The thread's history as far as this process holds it (runtime/cache HistoryPrefixes):
+   *  only the messages after it are read. */
+  history_prefix?: HistoryPrefix | undefined;
 }
 
 export interface EnqueuedInput {
@@ -74,7 +77,7 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
          updated_at = case when current_run_id is null then now() else updated_at end,
          version = case when current_run_id is null then version + 1 else version end
        where workspace_id = $1 and id = $2
-       returning ${STATE_COLUMNS}, current_run_id = $12::text as started, case when message_count > 0 then message_history end as history
+       returning ${STATE_COLUMNS}, current_run_id = $12::text as started, case when message_count > 0 and message_count <> $23::int then message_history end as history
      ), e as (
        insert into inbox_entries (id, workspace_id, thread_id, kind, delivery, status, position, payload, options, agent_id, agent_revision_id, principal_id, origin_run_id, request_key, assigned_run_id, child_run_id)
        select $3::text, $1::text, t.id, $4::text, $5::text, case when t.started then 'assigned' else 'pending' end, t.next_position - 1, $6::jsonb, $7::jsonb,
@@ -92,7 +95,9 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
      ), a as (
        insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, lease_owner from r where $19::text is not null
      )
-     select to_jsonb(t) - 'history' - 'started' as thread, t.history::text as history, to_jsonb(e) as entry, case when r.id is null then null else to_jsonb(r) end as run
+     select to_jsonb(t) - 'history' - 'started' as thread,
+       (case when $23::int > 0 and t.message_count > $23::int then jsonb_path_query_array(t.history, '$[$n to last]', jsonb_build_object('n', $23::int)) else t.history end)::text as history,
+       to_jsonb(e) as entry, case when r.id is null then null else to_jsonb(r) end as run
      from t cross join e left join r on true
        left join lateral (select pg_notify($18::text, r.id) where $19::text is null and r.id is not null and $18::text is not null) accepted on true
        left join lateral (
@@ -103,13 +108,11 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
       input.workspace_id, input.thread_id, input.entry_id, input.kind, input.delivery, JSON.stringify(input.payload), JSON.stringify(input.options),
       input.agent_id, input.agent_revision_id, input.principal_id, input.request_key, input.run.id,
       input.run.agent_revision_id, input.run.max_attempts, JSON.stringify(input.run.labels), JSON.stringify(input.run.config), JSON.stringify(input.run.memory_mounts),
-      input.accepted_channel, claim?.attemptId ?? null, claim?.workerId ?? null, claim?.leaseSeconds ?? 0, input.steer_channel,
+      input.accepted_channel, claim?.attemptId ?? null, claim?.workerId ?? null, claim?.leaseSeconds ?? 0, input.steer_channel, input.history_prefix?.count ?? 0,
     ],
   );
   const row = result.rows[0];
   if (!row) return null;
   const thread = mapThreadState(row.thread);
-  // message_count is the history's length (the trigger of migration 0017 keeps it on the same row version).
-  const history = row.history === null ? JsonArrayText.EMPTY : new JsonArrayText(row.history, thread.message_count);
-  return { thread, history, entry: mapEntry(row.entry), run: row.run ? mapRun(row.run) : null };
+  return { thread, history: historyAfter(input.history_prefix, row.history, thread.message_count), entry: mapEntry(row.entry), run: row.run ? mapRun(row.run) : null };
 }

@@ -1,5 +1,5 @@
 import { toIso, type Queryable } from '../db/index.js';
-import { JsonArrayText, type JsonArray } from '../http/index.js';
+import { historyAfter, JsonArrayText, type HistoryPrefix, type JsonArray } from '../http/index.js';
 
 export interface Thread {
   id: string;
@@ -94,11 +94,21 @@ export async function getThreadForView(db: Queryable, workspaceId: string, id: s
   return result.rows[0] ? mapThreadForView(result.rows[0]) : null;
 }
 
-/** The history of a thread as PostgreSQL's text, for an attempt to parse on its own thread. */
-export async function getThreadHistoryText(db: Queryable, workspaceId: string, id: string): Promise<JsonArrayText | null> {
-  const result = await db.query<{ history: string; message_count: number }>(`select message_history::text as history, message_count from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
+/**
+ * The history of a thread as PostgreSQL's text, for an attempt to parse on its own thread. With
+ * a prefix of it held (runtime/cache HistoryPrefixes), only the messages after the prefix are read.
+ */
+export async function getThreadHistoryText(db: Queryable, workspaceId: string, id: string, prefix?: HistoryPrefix): Promise<JsonArrayText | null> {
+  const known = prefix?.count ?? 0;
+  const result = await db.query<{ history: string | null; message_count: number }>(
+    `select case when message_count = $3::int and $3::int > 0 then null
+                 when $3::int > 0 and message_count > $3::int then jsonb_path_query_array(message_history, '$[$n to last]', jsonb_build_object('n', $3::int))::text
+                 else message_history::text end as history, message_count
+       from threads where workspace_id = $1 and id = $2`,
+    [workspaceId, id, known],
+  );
   const row = result.rows[0];
-  return row ? new JsonArrayText(row.history, row.message_count) : null;
+  return row ? historyAfter(prefix, row.history, row.message_count) : null;
 }
 
 /** The thread as a thread.changed stream event carries it: the view without the history, with its length. */
