@@ -227,6 +227,12 @@ export async function setThreadRuns(db: Queryable, threadId: string, current: st
 /**
  * Appends a sealed run's messages to the thread's conversation (caller holds the thread lock).
  * Nothing is read back; the trigger of migration 0017 moves message_count with the array.
+ *
+ * Invariant: a thread's message_history is only ever inserted with the thread or appended to
+ * (here and setThreadRuns), never rewritten or shortened. Each process's HistoryPrefixes and
+ * the Idempotency-Key records (`$history_prefix`) rely on it: a prefix once read stays the
+ * history's beginning. A change that rewrites histories (a migration transforming messages)
+ * must restart every process and keep stored records' prefixes meaningful.
  */
 export async function appendThreadHistory(db: Queryable, threadId: string, messages: unknown[]): Promise<void> {
   if (messages.length === 0) return;
