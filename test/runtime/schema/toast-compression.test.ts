@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { migrate } from '../../../runtime/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 
-// Migration 0019: the values every run rewrites (a thread's message_history at each seal, the
+// Migrations 0019 and 0020: the values every run rewrites (a thread's message_history at each seal, the
 // inline checkpoint at each step) are compressed with lz4 where the server has it, pglz where
 // it does not — and the migration applies either way.
 const test = suite('runtime/schema/toast-compression');
@@ -29,6 +29,18 @@ test('message_history and the inline checkpoint use lz4 when the server supports
       where (c.relname, a.attname) in (('threads', 'message_history'), ('run_checkpoints', 'state')) order by c.relname`,
   );
   assert.equal(rows.map((r) => [r.relname, r.attname, r.attcompression]), [['run_checkpoints', 'state', expected], ['threads', 'message_history', expected]]);
+});
+
+test('migration 0020: the large values of every request and run use lz4 too where the server has it', async () => {
+  const { rows: support } = await pool.query<{ lz4: boolean }>(`select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`);
+  const expected = support[0]?.lz4 ? 'l' : '';
+  const columns = [['idempotency_keys', 'response_body'], ['inbox_entries', 'payload'], ['outbox', 'payload'], ['run_items', 'content'], ['runs', 'config'], ['runs', 'input'], ['runs', 'output']];
+  const { rows } = await pool.query<{ relname: string; attname: string; attcompression: string }>(
+    `select c.relname, a.attname, a.attcompression::text as attcompression from pg_attribute a join pg_class c on c.oid = a.attrelid
+      where (c.relname || '.' || a.attname) = any($1::text[]) order by c.relname, a.attname`,
+    [columns.map(([t, c]) => `${t}.${c}`)],
+  );
+  assert.equal(rows.map((r) => [r.relname, r.attname, r.attcompression]), columns.map(([t, c]) => [t, c, expected]));
 });
 
 test('a long history compressed this way reads back whole', async () => {
