@@ -8,6 +8,7 @@ import {
   getThreadForView,
   getUser,
   insertAuditEvent,
+  JsonArrayText,
   insertSession,
   insertThread,
   listSessions,
@@ -114,8 +115,9 @@ export function sessionRoutes(): ApiRouteSpec[] {
       params: Type.Object({ thread_id: Type.String({ minLength: 1, maxLength: 128 }) }),
       responses: { 200: { description: 'the thread', schema: ThreadView }, 404: { description: 'not found', schema: ErrorBody } },
       handler: async ({ services, workspaceId, params }) => {
-        const thread = await getThreadForView(services.pool, workspaceId, params.thread_id);
+        const thread = await getThreadForView(services.pool, workspaceId, params.thread_id, services.histories.get(params.thread_id));
         if (!thread) throw new AppError('not_found', 'thread not found');
+        if (thread.message_history instanceof JsonArrayText) services.histories.remember(thread.id, thread.message_history);
         return { status: 200, body: threadView(thread), etag: thread };
       },
     }),

@@ -1,7 +1,7 @@
 import type { HistoryPrefix, JsonArrayText } from '../http/index.js';
 
-/** Text held by a process for thread histories, at most. */
-export const HISTORY_PREFIX_BYTES = 64 * 1024 * 1024;
+/** Characters of history text a process holds, at most (one byte each for ASCII text in V8, two otherwise). */
+export const HISTORY_PREFIX_CHARS = 64 * 1024 * 1024;
 
 /**
  * Per process: the text of the longest history prefix seen of each recent thread. A thread's
@@ -17,7 +17,7 @@ export class HistoryPrefixes {
   private readonly map = new Map<string, HistoryPrefix>();
   private held = 0;
 
-  constructor(private readonly maxChars = HISTORY_PREFIX_BYTES) {}
+  constructor(private readonly maxChars = HISTORY_PREFIX_CHARS) {}
 
   get size(): number {
     return this.map.size;

@@ -88,10 +88,27 @@ const mapThreadForView = (row: Record<string, unknown>): ThreadWithHistory => {
   return { ...state, message_history: new JsonArrayText(row.history_text as string, state.message_count) };
 };
 
-/** The whole thread for a response (GET, and the thread operations' answers): see JsonArrayText. */
-export async function getThreadForView(db: Queryable, workspaceId: string, id: string): Promise<ThreadWithHistory | null> {
-  const result = await db.query(`select ${VIEW_COLUMNS} from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
-  return result.rows[0] ? mapThreadForView(result.rows[0]) : null;
+/**
+ * The whole thread for a response (GET, and the thread operations' answers): see JsonArrayText.
+ * With a prefix of its history held (runtime/cache HistoryPrefixes), only what follows is read.
+ */
+export async function getThreadForView(db: Queryable, workspaceId: string, id: string, prefix?: HistoryPrefix): Promise<ThreadWithHistory | null> {
+  if (!prefix || prefix.count === 0) {
+    const result = await db.query(`select ${VIEW_COLUMNS} from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
+    return result.rows[0] ? mapThreadForView(result.rows[0]) : null;
+  }
+  const result = await db.query(
+    `select ${STATE_COLUMNS},
+       case when message_count = $3::int then null
+            when message_count > $3::int then jsonb_path_query_array(message_history, '$[$n to last]', jsonb_build_object('n', $3::int))::text
+            else message_history::text end as history_text
+       from threads where workspace_id = $1 and id = $2`,
+    [workspaceId, id, prefix.count],
+  );
+  const row = result.rows[0];
+  if (!row) return null;
+  const state = mapThreadState(row);
+  return { ...state, message_history: historyAfter(prefix, row.history_text as string | null, state.message_count) };
 }
 
 /**

@@ -76,8 +76,19 @@ test('an inbox POST takes the prefix the process read before and reads only the 
   const second = await post('prefix-2');
   assert.is(second.status, 201);
   assert.equal(second.body.thread.message_history, [{ m: 'one' }, { m: 'two' }, { m: 'three' }]);
-  // GET reads the whole history (its own statement): the database's.
-  assert.equal((await f.client.get(`/api/v1/threads/${thread}`)).body.message_history, [{ m: 'rewritten' }, { m: 'two' }, { m: 'three' }]);
+  // GET takes the same prefix (three messages now) and reads what follows: nothing new, or the
+  // message appended next.
+  assert.equal((await f.client.get(`/api/v1/threads/${thread}`)).body.message_history, [{ m: 'one' }, { m: 'two' }, { m: 'three' }]);
+  await query(f.db.url, `update threads set message_history = message_history || '[{"m": "four"}]'::jsonb where id = $1`, [thread]);
+  assert.equal((await f.client.get(`/api/v1/threads/${thread}`)).body.message_history, [{ m: 'one' }, { m: 'two' }, { m: 'three' }, { m: 'four' }]);
+});
+
+test('GET of a thread not read before answers the whole history from the database, and keeps its text', async () => {
+  const thread = (await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {})).body.id as string;
+  await query(f.db.url, `update threads set message_history = '[{"m": "a"}, {"m": "b"}]'::jsonb where id = $1`, [thread]);
+  assert.equal((await f.client.get(`/api/v1/threads/${thread}`)).body.message_history, [{ m: 'a' }, { m: 'b' }]);
+  await query(f.db.url, `update threads set message_history = '[{"m": "changed"}, {"m": "b"}]'::jsonb where id = $1`, [thread]);
+  assert.equal((await f.client.get(`/api/v1/threads/${thread}`)).body.message_history, [{ m: 'a' }, { m: 'b' }], 'the prefix read first is served');
 });
 
 test.run();
