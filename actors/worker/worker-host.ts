@@ -182,16 +182,21 @@ export class WorkerHost implements Stoppable, LocalRunHost {
       return;
     }
     if (!this.listener.ready) return;
+    // Role all: one free slot stays out of the claim while it is in flight, so an input this
+    // process accepts meanwhile can still be claimed in its own transaction (reserve) instead of
+    // waiting for the NOTIFY and the next claim. The slot invariant holds either way: running +
+    // reserved + claimingFor never exceeds slots, because the claim asks for `ask` slots only.
+    const ask = this.services.role === 'all' && free > 1 ? free - 1 : free;
     let claimed: RunRow[];
-    this.claimingFor = free;
+    this.claimingFor = ask;
     try {
-      claimed = await claimRuns(this.services.pool, this.id, free, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
+      claimed = await claimRuns(this.services.pool, this.id, ask, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
     } finally {
       this.claimingFor = 0;
     }
     for (const run of claimed) this.host(run, false);
-    // Every slot taken: there may be more, and runs accepted from now on find no room.
-    if (claimed.length === free) {
+    // Every slot asked for taken: there may be more, and runs accepted from now on find no room.
+    if (claimed.length === ask) {
       this.again = true;
       this.saturated = true;
     }
