@@ -30,6 +30,10 @@ test.before(async () => {
       SVC_OBJECTS__INLINE_CHECKPOINT_MAX_BYTES: '0',
       SVC_OBJECTS__ACCESS_KEY_ID: 'S3RVER',
       SVC_OBJECTS__SECRET_ACCESS_KEY: 'S3RVER',
+      // The outbox is delivered by this test's own sweep only: the scheduled deliver_outbox
+      // (every control.scan_seconds, 5 s by default) could clean the replaced checkpoints up
+      // before the test sees them (it did once in CI, on a loaded machine).
+      SVC_CONTROL__SCAN_SECONDS: '3600',
     },
   });
 });
