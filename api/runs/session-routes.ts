@@ -8,7 +8,6 @@ import {
   getThreadForView,
   getUser,
   insertAuditEvent,
-  JsonArrayText,
   insertSession,
   insertThread,
   listSessions,
@@ -117,7 +116,7 @@ export function sessionRoutes(): ApiRouteSpec[] {
       handler: async ({ services, workspaceId, params }) => {
         const thread = await getThreadForView(services.pool, workspaceId, params.thread_id, services.histories.get(params.thread_id));
         if (!thread) throw new AppError('not_found', 'thread not found');
-        if (thread.message_history instanceof JsonArrayText) services.histories.remember(thread.id, thread.message_history);
+        services.histories.remember(thread.id, thread.message_history);
         return { status: 200, body: threadView(thread), etag: thread };
       },
     }),

@@ -30,6 +30,16 @@ function sizesFromEnv(): number[] {
   return raw.split(',').map((s) => Number(s.trim())).filter((n) => Number.isInteger(n) && n >= 0);
 }
 
+/** `<prefix>_post_201_p50_ms` and so on: the p50 and p99 of each stage of the samples. */
+function putStages(figures: Figures, prefix: string, samples: readonly Sample[]): void {
+  const stages: Array<[string, (s: Sample) => number]> = [['post_201', (s) => s.post], ['post_to_first_delta', (s) => s.delta], ['post_to_completed', (s) => s.completed]];
+  for (const [name, pick] of stages) {
+    const s = summarizeLatency(samples.map(pick));
+    figures[`${prefix}_${name}_p50_ms`] = s.p50_ms;
+    figures[`${prefix}_${name}_p99_ms`] = s.p99_ms;
+  }
+}
+
 async function run(ctx: BenchContext): Promise<Figures> {
   const samplesPerSize = Number(process.env.BENCH_HISTORY_SAMPLES ?? 15);
   const { env, seed, kv } = await startInstantService(ctx);
@@ -45,16 +55,9 @@ async function run(ctx: BenchContext): Promise<Figures> {
       const sample = await oneRun(ctx, seed, kv, threadId);
       if (i >= WARMUP_RUNS) samples.push(sample);
     }
-    const put = (pick: (s: Sample) => number, name: string): void => {
-      const s = summarizeLatency(samples.map(pick));
-      figures[`h${size}_${name}_p50_ms`] = s.p50_ms;
-      figures[`h${size}_${name}_p99_ms`] = s.p99_ms;
-    };
     figures[`h${size}_history_bytes`] = bytes;
     figures[`h${size}_runs`] = samples.length;
-    put((s) => s.post, 'post_201');
-    put((s) => s.delta, 'post_to_first_delta');
-    put((s) => s.completed, 'post_to_completed');
+    putStages(figures, `h${size}`, samples);
     if (size === 0) continue;
     // The same history as one conversation: every run on one thread, each POST after the
     // previous run's seal (the history grows by two messages a run, which these sizes do not
@@ -66,14 +69,7 @@ async function run(ctx: BenchContext): Promise<Figures> {
       const sample = await oneRun(ctx, seed, kv, conversation ?? '');
       if (i >= WARMUP_RUNS) turns.push(sample);
     }
-    const putTurns = (pick: (s: Sample) => number, name: string): void => {
-      const s = summarizeLatency(turns.map(pick));
-      figures[`h${size}_conversation_${name}_p50_ms`] = s.p50_ms;
-      figures[`h${size}_conversation_${name}_p99_ms`] = s.p99_ms;
-    };
-    putTurns((s) => s.post, 'post_201');
-    putTurns((s) => s.delta, 'post_to_first_delta');
-    putTurns((s) => s.completed, 'post_to_completed');
+    putStages(figures, `h${size}_conversation`, turns);
   }
   return figures;
 }

@@ -58,10 +58,6 @@ export function historyAfter(prefix: HistoryPrefix | undefined, read: string | n
 /** The array as either form holds it (the array when it was parsed anyway). */
 export type JsonArray = ReadonlyArray<Record<string, unknown>> | JsonArrayText;
 
-export function arrayOf(value: JsonArray): ReadonlyArray<Record<string, unknown>> {
-  return value instanceof JsonArrayText ? value.value() : value;
-}
-
 // Random per process: no string of a serialised value can contain a placeholder by chance or
 // by design (a client does not know it), so the splice only ever replaces placeholders.
 const NONCE = randomBytes(12).toString('hex');

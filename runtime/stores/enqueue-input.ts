@@ -2,7 +2,7 @@ import type { Queryable } from '../db/index.js';
 import { mapEntry, type InboxEntry } from './inbox-entries.js';
 import { historyAfter, type HistoryPrefix, type JsonArrayText } from '../http/index.js';
 import { mapRun, type RunClaim, type RunRow } from './runs.js';
-import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
+import { historyAfterSql, mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
 
 /** An inbox input, checked (agent, revision, media, mounts) before its transaction. */
 export interface EnqueueStatementInput {
@@ -96,7 +96,7 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
        insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, lease_owner from r where $19::text is not null
      )
      select to_jsonb(t) - 'history' - 'started' as thread,
-       (case when $23::int > 0 and t.message_count > $23::int then jsonb_path_query_array(t.history, '$[$n to last]', jsonb_build_object('n', $23::int)) else t.history end)::text as history,
+       ${historyAfterSql('t.history', 't.message_count', '$23::int')} as history,
        to_jsonb(e) as entry, case when r.id is null then null else to_jsonb(r) end as run
      from t cross join e left join r on true
        left join lateral (select pg_notify($18::text, r.id) where $19::text is null and r.id is not null and $18::text is not null) accepted on true

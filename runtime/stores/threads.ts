@@ -79,53 +79,42 @@ export function threadView(thread: ThreadWithHistory): Omit<Thread, 'message_his
   return view;
 }
 
-/** The columns of a whole thread for a response: its history as PostgreSQL's text (mapThreadForView). */
-const VIEW_COLUMNS = `${STATE_COLUMNS}, message_history::text as history_text`;
+/**
+ * SQL: the history `history` of `count` messages as text after the first `known` messages a
+ * process holds (runtime/cache HistoryPrefixes; 0: none) — the messages after them, null when
+ * they are the whole history, the whole history when none are held. historyAfter joins it back.
+ * Printing only the rest is the point: a long history printed whole is what it costs (~13 ms of
+ * PostgreSQL at 2,000 messages).
+ */
+export function historyAfterSql(history: string, count: string, known: string): string {
+  return `(case when ${known} > 0 and ${count} = ${known} then null
+      when ${known} > 0 and ${count} > ${known} then jsonb_path_query_array(${history}, '$[$n to last]', jsonb_build_object('n', ${known}))::text
+      else ${history}::text end)`;
+}
 
-/** A thread read with VIEW_COLUMNS: the history stays text for the response to write verbatim. */
-const mapThreadForView = (row: Record<string, unknown>): ThreadWithHistory => {
+/** A thread whose history is PostgreSQL's text (JsonArrayText), as responses carry it. */
+export type ThreadForView = ThreadState & { message_history: JsonArrayText };
+
+const mapThreadForView = (row: Record<string, unknown>, prefix?: HistoryPrefix): ThreadForView => {
   const state = mapThreadState(row);
-  return { ...state, message_history: new JsonArrayText(row.history_text as string, state.message_count) };
+  return { ...state, message_history: historyAfter(prefix, row.history_text as string | null, state.message_count) };
 };
 
 /**
  * The whole thread for a response (GET, and the thread operations' answers): see JsonArrayText.
  * With a prefix of its history held (runtime/cache HistoryPrefixes), only what follows is read.
  */
-export async function getThreadForView(db: Queryable, workspaceId: string, id: string, prefix?: HistoryPrefix): Promise<ThreadWithHistory | null> {
-  if (!prefix || prefix.count === 0) {
-    const result = await db.query(`select ${VIEW_COLUMNS} from threads where workspace_id = $1 and id = $2`, [workspaceId, id]);
-    return result.rows[0] ? mapThreadForView(result.rows[0]) : null;
-  }
+export async function getThreadForView(db: Queryable, workspaceId: string, id: string, prefix?: HistoryPrefix): Promise<ThreadForView | null> {
   const result = await db.query(
-    `select ${STATE_COLUMNS},
-       case when message_count = $3::int then null
-            when message_count > $3::int then jsonb_path_query_array(message_history, '$[$n to last]', jsonb_build_object('n', $3::int))::text
-            else message_history::text end as history_text
-       from threads where workspace_id = $1 and id = $2`,
-    [workspaceId, id, prefix.count],
+    `select ${STATE_COLUMNS}, ${historyAfterSql('message_history', 'message_count', '$3::int')} as history_text from threads where workspace_id = $1 and id = $2`,
+    [workspaceId, id, prefix?.count ?? 0],
   );
-  const row = result.rows[0];
-  if (!row) return null;
-  const state = mapThreadState(row);
-  return { ...state, message_history: historyAfter(prefix, row.history_text as string | null, state.message_count) };
+  return result.rows[0] ? mapThreadForView(result.rows[0], prefix) : null;
 }
 
-/**
- * The history of a thread as PostgreSQL's text, for an attempt to parse on its own thread. With
- * a prefix of it held (runtime/cache HistoryPrefixes), only the messages after the prefix are read.
- */
+/** The history of a thread as PostgreSQL's text, for an attempt to parse on its own thread (see getThreadForView). */
 export async function getThreadHistoryText(db: Queryable, workspaceId: string, id: string, prefix?: HistoryPrefix): Promise<JsonArrayText | null> {
-  const known = prefix?.count ?? 0;
-  const result = await db.query<{ history: string | null; message_count: number }>(
-    `select case when message_count = $3::int and $3::int > 0 then null
-                 when $3::int > 0 and message_count > $3::int then jsonb_path_query_array(message_history, '$[$n to last]', jsonb_build_object('n', $3::int))::text
-                 else message_history::text end as history, message_count
-       from threads where workspace_id = $1 and id = $2`,
-    [workspaceId, id, known],
-  );
-  const row = result.rows[0];
-  return row ? historyAfter(prefix, row.history, row.message_count) : null;
+  return (await getThreadForView(db, workspaceId, id, prefix))?.message_history ?? null;
 }
 
 /** The thread as a thread.changed stream event carries it: the view without the history, with its length. */
@@ -192,12 +181,12 @@ export async function lockThread(db: Queryable, workspaceId: string, id: string)
   return result.rows[0] ? mapThreadState(result.rows[0]) : null;
 }
 
-export async function listThreads(db: Queryable, workspaceId: string, sessionId: string, page: { after?: string | undefined; limit: number }): Promise<ThreadWithHistory[]> {
+export async function listThreads(db: Queryable, workspaceId: string, sessionId: string, page: { after?: string | undefined; limit: number }): Promise<ThreadForView[]> {
   const result = await db.query(
-    `select ${VIEW_COLUMNS} from threads where workspace_id = $1 and session_id = $2 and ($3::text is null or id > $3) order by id limit $4`,
+    `select ${STATE_COLUMNS}, message_history::text as history_text from threads where workspace_id = $1 and session_id = $2 and ($3::text is null or id > $3) order by id limit $4`,
     [workspaceId, sessionId, page.after ?? null, page.limit],
   );
-  return result.rows.map(mapThreadForView);
+  return result.rows.map((row) => mapThreadForView(row));
 }
 
 /**
