@@ -54,7 +54,11 @@ export function createRedisKv(options: { url: string; prefix: string; logger: Lo
     state: () => current,
     redis,
     duplicate: () => {
-      const copy = new Redis(options.url, { ...settings, enableOfflineQueue: true, maxRetriesPerRequest: null });
+      // autoResubscribe off: ioredis's own resubscription after a reconnect is a SUBSCRIBE whose
+      // promise nobody holds, so a close while it is in flight (a shutdown just after Redis
+      // returned) is an unhandled rejection that ends the process. A subscriber resubscribes
+      // itself on 'ready' (CacheBus does) and handles the answer.
+      const copy = new Redis(options.url, { ...settings, enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: false });
       copy.on('error', () => undefined);
       extra.push(copy);
       return copy;

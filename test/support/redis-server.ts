@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import { freePort } from './ports.js';
 
 /** A private redis-server on a free port, for loss and restart tests. */
@@ -9,21 +10,35 @@ export interface PrivateRedis {
   start(): Promise<void>;
 }
 
+/**
+ * One PING over a raw socket: true when the server answers +PONG. No client library: a probe
+ * of a server still starting should not depend on how a client handles a connection that
+ * closes during its own ready check.
+ */
+function pingOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    let answer = '';
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+    });
+    socket.on('close', () => done(false));
+  });
+}
+
 async function waitUntilUp(port: number): Promise<void> {
-  const { Redis } = await import('ioredis');
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.ping();
-      client.disconnect();
-      return;
-    } catch {
-      client.disconnect();
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    if (await pingOnce(port)) return;
+    await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`redis-server on ${port} did not start`);
 }
