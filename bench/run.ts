@@ -4,6 +4,7 @@
 // scenario failed or timed out (its figures become {error}); unmet targets do not fail the run.
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { machineCosts } from './ceilings/machine.js';
 import { nodeHttpHello } from './ceilings/node-http-hello.js';
 import { pgCommit } from './ceilings/pg-commit.js';
 import { redisPubsub } from './ceilings/redis-pubsub.js';
@@ -24,7 +25,7 @@ import { ISSUE_TARGETS } from './targets.js';
 
 /** Every ceiling and scenario, in run order within its kind. New scenarios are added here. */
 function registry(): Scenario[] {
-  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, checkpointCodec, apiRead, apiWrite, dbCommits, runLatency, runLatency32, runThroughput, crashRecovery, streamFanout, streamFanoutWs, threadHistory];
+  return [uwsHello, nodeHttpHello, pgCommit, redisPubsub, machineCosts, checkpointCodec, apiRead, apiWrite, dbCommits, runLatency, runLatency32, runThroughput, crashRecovery, streamFanout, streamFanoutWs, threadHistory];
 }
 
 const CLEANUP_TIMEOUT_MS = 10_000;

@@ -36,11 +36,11 @@ function positiveNumber(figures: Record<string, unknown> | undefined, key: strin
 
 const test = suite('bench/run');
 
-test('prints one JSON document with positive ceiling and codec figures, and writes --json-out', async () => {
+test('prints one JSON document with positive ceiling, machine-cost and codec figures, and writes --json-out', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-test-'));
   try {
     const out = join(dir, 'bench.json');
-    const r = await runBench(['--seconds', '1', '--only', 'uws-hello,checkpoint-codec', '--json-out', out]);
+    const r = await runBench(['--seconds', '1', '--only', 'uws-hello,machine,checkpoint-codec', '--json-out', out]);
     assert.is(r.code, 0, r.stderr);
     // I/O edge: the document is parsed from the child's stdout.
     const doc = JSON.parse(r.stdout) as Record<string, any>;
@@ -48,7 +48,8 @@ test('prints one JSON document with positive ceiling and codec figures, and writ
     assert.equal(Object.keys(doc).sort(), ['ceilings', 'finished_at', 'machine', 'ratios', 'scenarios', 'settings', 'started_at', 'targets']);
     positiveNumber(doc.machine, 'cpus');
     assert.type(doc.machine.node, 'string');
-    assert.equal(Object.keys(doc.ceilings), ['uws-hello']);
+    assert.equal(Object.keys(doc.ceilings), ['uws-hello', 'machine']);
+    for (const key of ['syscall_ns', 'thread_wake_roundtrip_us', 'page_fault_us']) positiveNumber(doc.ceilings.machine, key);
     assert.equal(Object.keys(doc.scenarios), ['checkpoint-codec']);
     for (const key of ['requests_per_sec', 'plain_requests_per_sec', 'elapsed_ms']) positiveNumber(doc.ceilings['uws-hello'], key);
     assert.is(doc.ceilings['uws-hello'].errors, 0);
