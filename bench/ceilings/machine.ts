@@ -23,6 +23,7 @@ const WAKE_ROUNDS = 20_000;
 const FAULT_BYTES = 64 * 1024 * 1024;
 const FAULT_REPEATS = 4;
 const PAGE = 4096;
+const WAKE_TIMEOUT_MS = 5_000;
 
 function round(value: number, digits: number): number {
   const f = 10 ** digits;
@@ -72,7 +73,11 @@ async function threadWakeRoundtripUs(ctx: BenchContext): Promise<number> {
     const sent = 2 * i + 1;
     Atomics.store(cell, 0, sent);
     Atomics.notify(cell, 0);
-    while (Atomics.load(cell, 0) !== sent + 1) Atomics.wait(cell, 0, sent, 1000);
+    // The main thread blocks here (no timer or abort can run): a worker that died would hang
+    // the bench, so a wait that times out ends the ceiling with an error instead.
+    while (Atomics.load(cell, 0) !== sent + 1) {
+      if (Atomics.wait(cell, 0, sent, WAKE_TIMEOUT_MS) === 'timed-out') throw new Error(`the ping-pong thread did not answer within ${WAKE_TIMEOUT_MS} ms`);
+    }
   }
   const elapsed = Number(process.hrtime.bigint() - t0);
   await exited;
