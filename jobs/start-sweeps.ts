@@ -1,6 +1,6 @@
 import PgBoss from 'pg-boss';
 import { Value } from '@sinclair/typebox/value';
-import type { Stoppable } from '../runtime/index.js';
+import { backgroundLane, type Stoppable } from '../runtime/index.js';
 import type { JobContext } from './job-context.js';
 import { pgBossExecuteSql } from './pgboss-db.js';
 import { SWEEP_NAMES, SweepJob, sweepQueue, type SweepName } from './sweep-job.js';
@@ -32,8 +32,9 @@ const pollSeconds = (interval: number) => Math.min(10, Math.max(0.5, interval / 
 export async function startSweeps(context: JobContext): Promise<Stoppable> {
   const { services } = context;
   // pg-boss shares the process pool through an adapter that keeps its unawaited statements
-  // from rejecting at shutdown or while the database is away (see pgBossExecuteSql).
-  const executeSql = pgBossExecuteSql(services.pool, services.logger);
+  // from rejecting at shutdown or while the database is away (see pgBossExecuteSql), in the
+  // pool's background lane: its polling and maintenance never hold up a request (PoolLane).
+  const executeSql = pgBossExecuteSql(backgroundLane(services.pool), services.logger);
   const boss = new PgBoss({ db: { executeSql: executeSql as never }, schema: PGBOSS_SCHEMA });
   boss.on('error', (error) => services.logger.warn({ err: error.message }, 'pg-boss error'));
   await boss.start();

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import {
+  backgroundLane,
   AppError,
   appendThreadHistory,
   firstPendingEntry,
@@ -120,7 +121,10 @@ export function sealAndAdvance(
     // or when the attempt sealing here is this process's: it hands its slot on.
     const local = new LocalClaims(attemptId !== null ? run.id : undefined);
     let nextRun: RunRow | null = null;
-    const sealed = await withTransaction(context.services.pool, async (tx) => {
+    // A seal by an attempt (its worker) or a sweep is background work (PoolLane): the run's
+    // output is already on the stream. An API cancel (no attempt) answers a request.
+    const pool = attemptId !== null ? backgroundLane(context.services.pool) : context.services.pool;
+    const sealed = await withTransaction(pool, async (tx) => {
       nextRun = null;
       parents.length = 0; // a retried transaction starts over
       events.clear();

@@ -1,6 +1,7 @@
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import {
+  backgroundLane,
   AppError,
   deleteInlineCheckpoint,
   externalizeLargeContent,
@@ -169,7 +170,8 @@ export class AttemptRunner {
     if (this.finished || this.lost) return;
     let state: Awaited<ReturnType<typeof renewLease>>;
     try {
-      state = await renewLease(this.context.services.pool, this.run.id, this.attemptId, leaseSeconds);
+      // Background lane: a renewal is due long before the lease ends (aging bounds its wait).
+      state = await renewLease(backgroundLane(this.context.services.pool), this.run.id, this.attemptId, leaseSeconds);
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       // The next heartbeat tries again. Renewing a lease that expired meanwhile is still
@@ -261,7 +263,7 @@ export class AttemptRunner {
   private stepCommitted(step: StepCommit): void {
     this.tail.markCommitted(step.nextOrdinal);
     this.run.usage = step.usage as RunRow['usage'];
-    if (step.nextOrdinal - 1 >= PAGE_ITEMS) void packDisplayPages(this.context.services.pool, this.context.services.objects, this.run.id).catch(() => undefined);
+    if (step.nextOrdinal - 1 >= PAGE_ITEMS) void packDisplayPages(backgroundLane(this.context.services.pool), this.context.services.objects, this.run.id).catch(() => undefined);
   }
 
   private async finish(message: DoneMessage): Promise<void> {

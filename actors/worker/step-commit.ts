@@ -1,4 +1,5 @@
 import {
+  backgroundLane,
   commitStepPointer,
   deferToCommit,
   INLINE_CHECKPOINT_PREFIX,
@@ -39,7 +40,8 @@ export function checkpointKey(runId: string, seq: number, attemptId: string): st
  */
 export async function commitStep(services: Services, step: StepCommit, onReplaced: (tx: import('pg').PoolClient, key: string) => Promise<void>): Promise<CommitOutcome> {
   const key = await writeCheckpoint(services, step);
-  return withTransaction(services.pool, (tx) => commitStepIn(tx, step, key, onReplaced));
+  // Background lane (PoolLane): the step's deltas are already on the stream; a request waits first.
+  return withTransaction(backgroundLane(services.pool), (tx) => commitStepIn(tx, step, key, onReplaced));
 }
 
 /**

@@ -85,6 +85,105 @@ export function isCachedPlanChanged(error: unknown): boolean {
   return e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '');
 }
 
+/**
+ * Which queue a request for a connection joins when every connection is checked out. A pool is
+ * FIFO by itself; measured under 32 concurrent clients (bench/RESULTS.md, session 11), an
+ * inbox POST waited ~23 ms of its ~85 ms for a connection, behind step commits and seals
+ * that no user was waiting on. `foreground` (every request made through the pool itself) is
+ * served before `background` (made through backgroundLane(pool): work of a run already
+ * streaming — its step commits, its seal, its lease renewals — and sweeps), FIFO within a lane.
+ *
+ * Starvation bound: a background request that has waited BACKGROUND_AGING_MS is served next,
+ * before any foreground one, so background work waits at most that long more than it would in
+ * a FIFO pool (lease renewals have seconds of slack; worker.authority_seconds). The lanes order
+ * waiters only: the pool's size, its connection timeout (connectionTimeoutMillis applies to
+ * every waiter, as before) and the connections themselves are shared.
+ */
+export type PoolLane = 'foreground' | 'background';
+export const BACKGROUND_AGING_MS = 100;
+
+const LANE = Symbol('pool-lane');
+const SINCE = Symbol('pool-lane-since');
+const BACKGROUND = Symbol('background-lane');
+
+/** A waiter in pg-pool's queue (its PendingItem), tagged with its lane. */
+interface Waiter {
+  [LANE]?: PoolLane;
+  [SINCE]?: number;
+}
+
+/** pg-pool's internals the lanes rely on (pg-pool 3.x; pool-lanes.test.ts fails if they change). */
+interface PoolInternals {
+  _pendingQueue?: Waiter[];
+}
+
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+
+/**
+ * A pg.Pool whose waiters are ordered by lane (see PoolLane). pg-pool keeps one queue of
+ * waiters and hands a released connection to its head; a foreground waiter is placed ahead of
+ * every background one as it joins, and a background waiter past its aging bound is moved to
+ * the head before each hand-out. Single-threaded: connect and the hand-out run on the event
+ * loop, so the queue is never reordered while pg-pool reads it.
+ */
+class LanedPool extends pg.Pool {
+  backgroundAgingMs = BACKGROUND_AGING_MS;
+
+  connectIn(lane: PoolLane, callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+    const queue = (this as unknown as PoolInternals)._pendingQueue;
+    const before = queue?.length ?? 0;
+    const connect = pg.Pool.prototype.connect as (this: pg.Pool, cb?: ConnectCallback) => Promise<pg.PoolClient> | void;
+    const result = connect.call(this, callback);
+    // pg-pool queued the request (synchronously, at the end) when no connection was free.
+    if (Array.isArray(queue) && queue.length === before + 1) {
+      const waiter = queue[queue.length - 1]!;
+      waiter[LANE] = lane;
+      waiter[SINCE] = performance.now();
+      if (lane === 'foreground') {
+        const firstBackground = queue.findIndex((w) => w[LANE] === 'background');
+        if (firstBackground !== -1 && firstBackground < queue.length - 1) {
+          queue.pop();
+          queue.splice(firstBackground, 0, waiter);
+        }
+      }
+    }
+    return result;
+  }
+
+  override connect(callback?: ConnectCallback): never {
+    return this.connectIn('foreground', callback) as never;
+  }
+
+  /** pg-pool's hand-out of a free connection to the queue's head: aged background work first. */
+  _pulseQueue(): void {
+    const queue = (this as unknown as PoolInternals)._pendingQueue;
+    if (Array.isArray(queue) && queue.length > 1) {
+      const oldest = queue.findIndex((w) => w[LANE] === 'background');
+      const waiter = oldest > 0 ? queue[oldest]! : undefined;
+      if (waiter && performance.now() - (waiter[SINCE] ?? 0) >= this.backgroundAgingMs) {
+        queue.splice(oldest, 1);
+        queue.unshift(waiter);
+      }
+    }
+    (pg.Pool.prototype as unknown as { _pulseQueue: () => void })._pulseQueue.call(this);
+  }
+}
+
+/**
+ * The same pool, its requests in the background lane: pass it where a statement or transaction
+ * is background work (PoolLane). It shares everything with the pool (connections, committed-
+ * change listener, events) — only its connect differs, and pg-pool's query() goes through it.
+ * A pool that is not laned (a test's plain pg.Pool) is returned as it is.
+ */
+export function backgroundLane(pool: pg.Pool): pg.Pool {
+  if (!(pool instanceof LanedPool)) return pool;
+  const tagged = pool as unknown as { [BACKGROUND]?: pg.Pool };
+  tagged[BACKGROUND] ??= Object.create(pool, {
+    connect: { value: (callback?: ConnectCallback) => pool.connectIn('background', callback) },
+  }) as pg.Pool;
+  return tagged[BACKGROUND];
+}
+
 export function createPool(options: {
   url: string;
   size: number;
@@ -94,8 +193,10 @@ export function createPool(options: {
   connectTimeoutMs?: number;
   /** Name parameterized statements (prepared once per connection); default true. */
   preparedStatements?: boolean;
+  /** Tests: how long a background waiter may wait before it is served first (PoolLane). */
+  backgroundAgingMs?: number;
 }): pg.Pool {
-  const pool = new pg.Pool({
+  const pool = new LanedPool({
     ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),
     // pg's pipeline mode: a statement is written when it is issued, not when the previous one
     // has answered, so statements issued together cost one round trip (runtime/db/transaction.ts
@@ -109,6 +210,7 @@ export function createPool(options: {
     idleTimeoutMillis: 30_000,
     ...(options.statementTimeoutMs > 0 ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
+  if (options.backgroundAgingMs !== undefined) pool.backgroundAgingMs = options.backgroundAgingMs;
   // An idle client losing its connection must not crash the process; the next query reconnects.
   // Once end() was called the loss is expected, not news: end() resolves when it has asked
   // each idle connection to close, not when the sockets are closed, so stopping the embedded

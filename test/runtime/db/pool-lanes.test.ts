@@ -1,0 +1,120 @@
+// The pool's lanes (runtime/db/pool.ts, PoolLane): when every connection is checked out, a
+// request made through the pool waits ahead of one made through backgroundLane(pool), FIFO
+// within a lane; a background request that waited past its aging bound is served first; the
+// connection timeout still applies to every waiter; the background lane shares the pool's
+// connections and its committed-change listener.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { backgroundLane, createLogger, createPool, noteChange, onCommittedChanges, withTransaction, type CommittedChange, type Pool } from '../../../runtime/index.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+
+const test = suite('runtime/db/pool-lanes');
+let db: TestDatabase;
+
+test.before(async () => {
+  db = await createTestDatabase('lanes');
+});
+test.after(async () => {
+  await db?.drop();
+});
+
+const logger = createLogger({ level: 'silent' });
+const onePool = (backgroundAgingMs = 60_000, connectTimeoutMs = 10_000): Pool =>
+  createPool({ url: db.url, size: 1, statementTimeoutMs: 10_000, applicationName: 'lanes-test', logger, backgroundAgingMs, connectTimeoutMs });
+
+/** Waits for `n` checkouts of `pool`'s single connection and records who got it, in order. */
+async function serveInOrder(pool: Pool, requests: Array<{ name: string; lane: 'fg' | 'bg' }>): Promise<string[]> {
+  const order: string[] = [];
+  const holder = await pool.connect();
+  const waiting = requests.map(async ({ name, lane }) => {
+    const client = await (lane === 'bg' ? backgroundLane(pool) : pool).connect();
+    order.push(name);
+    // Held across a turn of the event loop, so the next waiter is handed the connection only
+    // after this one released it (the pool has one).
+    await new Promise((r) => setImmediate(r));
+    client.release();
+  });
+  holder.release();
+  await Promise.all(waiting);
+  return order;
+}
+
+test('with the pool exhausted, foreground requests are served before background ones, FIFO within each lane', async () => {
+  const pool = onePool();
+  try {
+    const order = await serveInOrder(pool, [
+      { name: 'bg1', lane: 'bg' },
+      { name: 'fg1', lane: 'fg' },
+      { name: 'bg2', lane: 'bg' },
+      { name: 'fg2', lane: 'fg' },
+      { name: 'fg3', lane: 'fg' },
+    ]);
+    assert.equal(order, ['fg1', 'fg2', 'fg3', 'bg1', 'bg2']);
+  } finally {
+    await pool.end();
+  }
+});
+
+test('a background request that waited past the aging bound is served before newer foreground ones', async () => {
+  const pool = onePool(50);
+  try {
+    const order: string[] = [];
+    const holder = await pool.connect();
+    const bg = backgroundLane(pool).connect().then((c) => (order.push('bg'), c.release()));
+    await new Promise((r) => setTimeout(r, 80));
+    const fg = pool.connect().then((c) => (order.push('fg'), c.release()));
+    holder.release();
+    await Promise.all([bg, fg]);
+    assert.equal(order, ['bg', 'fg']);
+  } finally {
+    await pool.end();
+  }
+});
+
+test("pool.query through the background lane waits in it (pg-pool's query connects through the lane)", async () => {
+  const pool = onePool();
+  try {
+    const order: string[] = [];
+    const holder = await pool.connect();
+    const bg = backgroundLane(pool).query('select 1 as one').then((r) => order.push(`bg:${r.rows[0].one}`));
+    const fg = pool.query('select 2 as two').then((r) => order.push(`fg:${r.rows[0].two}`));
+    holder.release();
+    await Promise.all([bg, fg]);
+    assert.equal(order, ['fg:2', 'bg:1']);
+  } finally {
+    await pool.end();
+  }
+});
+
+test('the connection timeout applies to a waiter in either lane', async () => {
+  const pool = onePool(60_000, 200);
+  try {
+    const holder = await pool.connect();
+    const errors = await Promise.all([backgroundLane(pool).connect(), pool.connect()].map((p) => p.then(() => null, (e: Error) => e.message)));
+    assert.equal(errors, ['timeout exceeded when trying to connect', 'timeout exceeded when trying to connect']);
+    holder.release();
+    const client = await backgroundLane(pool).connect();
+    client.release();
+  } finally {
+    await pool.end();
+  }
+});
+
+test("a transaction in the background lane commits on the pool's connections and announces its changes to the pool's listener", async () => {
+  const pool = onePool();
+  try {
+    const heard: CommittedChange[] = [];
+    onCommittedChanges(pool, (changes) => heard.push(...changes));
+    const value = await withTransaction(backgroundLane(pool), async (tx) => {
+      noteChange(tx, { kind: 'agent', id: 'agt_lanes' });
+      return (await tx.query('select 41 + 1 as n')).rows[0].n as number;
+    });
+    assert.is(value, 42);
+    assert.equal(heard, [{ kind: 'agent', id: 'agt_lanes' }]);
+    assert.is(pool.totalCount, 1, 'one connection, shared by both lanes');
+  } finally {
+    await pool.end();
+  }
+});
+
+test.run();
