@@ -6,12 +6,19 @@ export interface TcpProxy {
   /** Drops every connection and refuses new ones until restored. */
   cut(): void;
   restore(): void;
+  /**
+   * From now on, a connection whose client sends bytes matching `pattern` gets nothing more
+   * from the target: the target still receives (and answers) the request, the client never
+   * hears. For a request that must be in flight, unanswered, when something else happens.
+   */
+  holdAnswersAfter(pattern: RegExp): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let cut = false;
+  let holdAfter: RegExp | null = null;
   const server: Server = createServer((client) => {
     if (cut) return client.destroy();
     const upstream = connect(targetPort, targetHost);
@@ -25,6 +32,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
     client.pipe(upstream).pipe(client);
+    client.on('data', (chunk: Buffer) => {
+      if (holdAfter?.test(chunk.toString('latin1'))) upstream.unpipe(client);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -37,6 +47,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     restore() {
       cut = false;
+    },
+    holdAnswersAfter(pattern) {
+      holdAfter = pattern;
     },
     close: () =>
       new Promise((resolve) => {

@@ -19,8 +19,16 @@ test.after(async () => {
 });
 
 const logger = createLogger({ level: 'silent' });
-const onePool = (backgroundAgingMs = 60_000, connectTimeoutMs = 10_000): Pool =>
-  createPool({ url: db.url, size: 1, statementTimeoutMs: 10_000, applicationName: 'lanes-test', logger, backgroundAgingMs, connectTimeoutMs });
+
+/** Runs `fn` with a pool of one connection, ended afterwards. */
+async function withOnePool(fn: (pool: Pool) => Promise<void>, options: { agingMs?: number; connectTimeoutMs?: number } = {}): Promise<void> {
+  const pool = createPool({ url: db.url, size: 1, statementTimeoutMs: 10_000, applicationName: 'lanes-test', logger, backgroundAgingMs: options.agingMs ?? 60_000, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
+  try {
+    await fn(pool);
+  } finally {
+    await pool.end();
+  }
+}
 
 /** Waits for `n` checkouts of `pool`'s single connection and records who got it, in order. */
 async function serveInOrder(pool: Pool, requests: Array<{ name: string; lane: 'fg' | 'bg' }>): Promise<string[]> {
@@ -39,9 +47,8 @@ async function serveInOrder(pool: Pool, requests: Array<{ name: string; lane: 'f
   return order;
 }
 
-test('with the pool exhausted, foreground requests are served before background ones, FIFO within each lane', async () => {
-  const pool = onePool();
-  try {
+test('with the pool exhausted, foreground requests are served before background ones, FIFO within each lane', () =>
+  withOnePool(async (pool) => {
     const order = await serveInOrder(pool, [
       { name: 'bg1', lane: 'bg' },
       { name: 'fg1', lane: 'fg' },
@@ -50,14 +57,10 @@ test('with the pool exhausted, foreground requests are served before background 
       { name: 'fg3', lane: 'fg' },
     ]);
     assert.equal(order, ['fg1', 'fg2', 'fg3', 'bg1', 'bg2']);
-  } finally {
-    await pool.end();
-  }
-});
+  }));
 
-test('a background request that waited past the aging bound is served before newer foreground ones', async () => {
-  const pool = onePool(50);
-  try {
+test('a background request that waited past the aging bound is served before newer foreground ones', () =>
+  withOnePool(async (pool) => {
     const order: string[] = [];
     const holder = await pool.connect();
     const bg = backgroundLane(pool).connect().then((c) => (order.push('bg'), c.release()));
@@ -66,14 +69,10 @@ test('a background request that waited past the aging bound is served before new
     holder.release();
     await Promise.all([bg, fg]);
     assert.equal(order, ['bg', 'fg']);
-  } finally {
-    await pool.end();
-  }
-});
+  }, { agingMs: 50 }));
 
-test("pool.query through the background lane waits in it (pg-pool's query connects through the lane)", async () => {
-  const pool = onePool();
-  try {
+test("pool.query through the background lane waits in it (pg-pool's query connects through the lane)", () =>
+  withOnePool(async (pool) => {
     const order: string[] = [];
     const holder = await pool.connect();
     const bg = backgroundLane(pool).query('select 1 as one').then((r) => order.push(`bg:${r.rows[0].one}`));
@@ -81,28 +80,20 @@ test("pool.query through the background lane waits in it (pg-pool's query connec
     holder.release();
     await Promise.all([bg, fg]);
     assert.equal(order, ['fg:2', 'bg:1']);
-  } finally {
-    await pool.end();
-  }
-});
+  }));
 
-test('the connection timeout applies to a waiter in either lane', async () => {
-  const pool = onePool(60_000, 200);
-  try {
+test('the connection timeout applies to a waiter in either lane', () =>
+  withOnePool(async (pool) => {
     const holder = await pool.connect();
     const errors = await Promise.all([backgroundLane(pool).connect(), pool.connect()].map((p) => p.then(() => null, (e: Error) => e.message)));
     assert.equal(errors, ['timeout exceeded when trying to connect', 'timeout exceeded when trying to connect']);
     holder.release();
     const client = await backgroundLane(pool).connect();
     client.release();
-  } finally {
-    await pool.end();
-  }
-});
+  }, { connectTimeoutMs: 200 }));
 
-test("a transaction in the background lane commits on the pool's connections and announces its changes to the pool's listener", async () => {
-  const pool = onePool();
-  try {
+test("a transaction in the background lane commits on the pool's connections and announces its changes to the pool's listener", () =>
+  withOnePool(async (pool) => {
     const heard: CommittedChange[] = [];
     onCommittedChanges(pool, (changes) => heard.push(...changes));
     const value = await withTransaction(backgroundLane(pool), async (tx) => {
@@ -112,9 +103,6 @@ test("a transaction in the background lane commits on the pool's connections and
     assert.is(value, 42);
     assert.equal(heard, [{ kind: 'agent', id: 'agt_lanes' }]);
     assert.is(pool.totalCount, 1, 'one connection, shared by both lanes');
-  } finally {
-    await pool.end();
-  }
-});
+  }));
 
 test.run();

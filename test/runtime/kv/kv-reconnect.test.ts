@@ -1,8 +1,8 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger, createRedisKv, type Kv } from '../../../runtime/index.js';
 import { startPrivateRedis, type PrivateRedis } from '../../support/redis-server.js';
+import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 
 // A subscriber connection closed while a SUBSCRIBE it sent on reconnecting is unanswered must
 // not leave a rejected promise nobody holds: in a service that is an unhandled rejection and
@@ -12,38 +12,16 @@ import { startPrivateRedis, type PrivateRedis } from '../../support/redis-server
 const test = suite('runtime/kv/kv-reconnect');
 let redis: PrivateRedis;
 let kv: Kv;
-let proxy: Server;
-const sockets = new Set<Socket>();
-let holdRepliesAfterSubscribe = false;
+let proxy: TcpProxy;
 
 test.before(async () => {
   redis = await startPrivateRedis();
-  // A proxy to the real Redis that can drop every connection and, once told, hold back the
-  // answers to a connection once it has sent SUBSCRIBE (Redis got it; the client never hears).
-  proxy = createServer((client) => {
-    const upstream = connect(redis.port, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    let holding = false;
-    client.on('data', (chunk) => {
-      if (holdRepliesAfterSubscribe && /subscribe/i.test(chunk.toString('latin1'))) holding = true;
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => void (holding || client.write(chunk)));
-    const end = (): void => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const port = (proxy.address() as { port: number }).port;
-  kv = createRedisKv({ url: `redis://127.0.0.1:${port}`, prefix: 'kv-reconnect:', logger: createLogger({ level: 'fatal' }) });
+  proxy = await startTcpProxy('127.0.0.1', redis.port);
+  kv = createRedisKv({ url: `redis://127.0.0.1:${proxy.port}`, prefix: 'kv-reconnect:', logger: createLogger({ level: 'fatal' }) });
 });
 test.after(async () => {
   await kv?.close();
-  for (const s of sockets) s.destroy();
-  await new Promise((resolve) => proxy?.close(resolve));
+  await proxy?.close();
   await redis?.stop();
 });
 
@@ -66,9 +44,10 @@ test('a subscriber closed while its resubscription after a reconnect is unanswer
         }, 100);
       }),
     );
-    holdRepliesAfterSubscribe = true;
-    for (const s of sockets) s.destroy();
-    sockets.clear();
+    // Redis receives the SUBSCRIBEs sent on reconnecting; the client never hears back.
+    proxy.holdAnswersAfter(/subscribe/i);
+    proxy.cut();
+    proxy.restore();
     await reconnected;
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(await Promise.all(ours), ['Connection is closed.'], 'our own subscription was sent and was answered by the close');
