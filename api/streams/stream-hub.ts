@@ -4,6 +4,7 @@ import { EncodedRecord } from './stream-frames.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { FinishReason, StreamSubscriber } from './stream-subscriber.js';
 import { ThreadChannel } from './thread-channel.js';
+import type { WsFanOutLimits } from './ws-fanout.js';
 
 const REPLAY_PAGE = 500;
 /** A replay pauses while the subscriber's backlog is above this, so resuming from far back
@@ -15,16 +16,18 @@ const HEARTBEAT_MS = 15_000;
 
 /**
  * Fans a thread's stream out to this process's subscribers: ONE follower read per thread
- * (shared by all threads, see the bus's follower), then one uWS publish per record and frame
- * format (WebSocket topics) and one write per SSE subscriber, so N subscribers of a thread cost
- * one Redis read.
+ * (shared by all threads, see the bus's follower), then one uWS publish per record, frame
+ * format and shard of WebSocket subscribers (WsFanOut: large threads are written a slice of
+ * sockets per turn of the loop) and one write per SSE subscriber, so N subscribers of a thread
+ * cost one Redis read.
  *
  * Resume invariant (exactly once, in order): a subscriber that resumes after id `a` is sent the
  * records in (a, cursor] directly from the stream (XRANGE pages), and is attached to the live
  * fan-out in the same synchronous step in which its last sent id equals the channel's cursor.
- * The fan-out delivers a record and then advances the cursor, also synchronously; so every
- * record after `a` reaches it exactly once — by replay if it is at or before the cursor at
- * attach time, live if after — and in stream order.
+ * The fan-out delivers a record (SSE: written; WebSocket: handed to the channel's WsFanOut,
+ * whose join places a subscriber past every record handed to it so far) and then advances the
+ * cursor, also synchronously; so every record after `a` reaches it exactly once — by replay if
+ * it is at or before the cursor at attach time, live if after — and in stream order.
  */
 export class StreamHub {
   private readonly channels = new Map<string, ThreadChannel>();
@@ -38,6 +41,7 @@ export class StreamHub {
     private readonly bus: StreamBus,
     private readonly logger: Logger,
     private readonly metrics: StreamMetrics,
+    private readonly wsLimits?: WsFanOutLimits,
   ) {
     this.follower = bus.follower(
       (threadId, records) => this.fanOut(threadId, records),
@@ -69,6 +73,7 @@ export class StreamHub {
     subscriber.detach(channel);
     channel.waiting = channel.waiting.filter((w) => w.subscriber !== subscriber);
     if (channel.members.size > 0) return;
+    channel.ws.close();
     this.channels.delete(threadId);
     this.follower.unfollow(threadId);
   }
@@ -77,6 +82,7 @@ export class StreamHub {
   finishAll(reason: FinishReason): void {
     this.follower.unfollowAll();
     const all = [...this.subscribers];
+    for (const channel of this.channels.values()) channel.ws.close();
     this.channels.clear();
     this.subscribers.clear();
     for (const subscriber of all) if (!subscriber.closed) subscriber.finish(reason);
@@ -90,7 +96,7 @@ export class StreamHub {
 
   private channelOf(threadId: string): ThreadChannel {
     let channel = this.channels.get(threadId);
-    if (!channel) this.channels.set(threadId, (channel = new ThreadChannel(threadId)));
+    if (!channel) this.channels.set(threadId, (channel = new ThreadChannel(threadId, this.app, this.wsLimits)));
     return channel;
   }
 
@@ -172,21 +178,14 @@ export class StreamHub {
     subscriber.sendControl({ type: 'stream.live', after: position });
   }
 
-  /** Delivers records to every attached subscriber, then advances the cursor (synchronously). */
+  /** Delivers records to every attached subscriber (WebSocket shards beyond this turn's slice on later turns), then advances the cursor (synchronously). */
   private fanOut(threadId: string, records: StreamRecord[]): void {
     const channel = this.channels.get(threadId);
     if (!channel) return;
     const fresh = records.filter((r) => compareStreamIds(r.id, channel.cursor) > 0).map((r) => new EncodedRecord(r));
     const last = fresh[fresh.length - 1];
     if (!last) return;
-    const jsonTopic = channel.topic('json');
-    const packTopic = channel.topic('msgpack');
-    const json = this.app.numSubscribers(jsonTopic) > 0;
-    const pack = this.app.numSubscribers(packTopic) > 0;
-    for (const record of fresh) {
-      if (json) this.app.publish(jsonTopic, record.wsJson(), false);
-      if (pack) this.app.publish(packTopic, record.msgpack(), true);
-    }
+    channel.ws.enqueue(fresh);
     if (channel.sse.size > 0) {
       const chunk = fresh.length === 1 ? last.sse() : fresh.map((r) => r.sse()).join('');
       for (const sink of channel.sse) sink.write(chunk);

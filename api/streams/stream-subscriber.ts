@@ -1,4 +1,5 @@
 import type { ControlEvent, EncodedRecord, WsFormat } from './stream-frames.js';
+import type { WsPlacement } from './ws-fanout.js';
 
 /**
  * Why a subscription ended (logged, counted, and told to the client where it can be).
@@ -10,8 +11,12 @@ export type FinishReason = 'client_closed' | 'abnormal' | 'backpressure' | 'kv_l
 /** The live side of a thread channel that a subscriber joins once it has caught up. */
 export interface ChannelLink {
   readonly threadId: string;
-  /** The uWS topic of the thread for one WebSocket frame format. */
-  topic(format: WsFormat): string;
+  /**
+   * Places a WebSocket subscriber that has been sent every record up to the channel's cursor:
+   * it subscribes to the returned topic in the same synchronous step (see WsFanOut).
+   */
+  joinWs(format: WsFormat): WsPlacement;
+  leaveWs(placement: WsPlacement, format: WsFormat): void;
   /** SSE subscribers of the thread (uWS topics are WebSocket-only). */
   readonly sse: Set<SseSink>;
 }

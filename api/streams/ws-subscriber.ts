@@ -2,6 +2,7 @@ import type { Uws } from '../../runtime/index.js';
 import { wsControl, type ControlEvent, type EncodedRecord, type WsFormat } from './stream-frames.js';
 import type { StreamGrant } from './stream-access.js';
 import type { ChannelLink, FinishReason, StreamSubscriber } from './stream-subscriber.js';
+import type { WsPlacement } from './ws-fanout.js';
 
 /** WebSocket close codes of the stream (4000–4999 are the application's own). */
 export const WS_CLOSE = {
@@ -61,6 +62,7 @@ export class WsSubscriber implements StreamSubscriber {
   /** Why the server ended it (reported by the close handler); null: the client closed. */
   private reason: FinishReason | null = null;
   private drainWaiters: Array<() => void> = [];
+  private placement: WsPlacement | null = null;
 
   constructor(
     private readonly ws: Uws.WebSocket<WsUserData>,
@@ -84,11 +86,17 @@ export class WsSubscriber implements StreamSubscriber {
   }
 
   attach(link: ChannelLink): void {
-    if (!this.ended) this.ws.subscribe(link.topic(this.format));
+    if (this.ended || this.placement) return;
+    // Placement and subscription in one synchronous step (the fan-out's exactly-once rule).
+    this.placement = link.joinWs(this.format);
+    this.ws.subscribe(this.placement.topic);
   }
 
-  detach(_link: ChannelLink): void {
-    // uWS drops a closed socket's topics itself; an open one is only detached when it closes.
+  detach(link: ChannelLink): void {
+    // uWS drops a closed socket's topics itself (an open one is only detached when it closes);
+    // the channel only needs its shard's count back.
+    if (this.placement) link.leaveWs(this.placement, this.format);
+    this.placement = null;
   }
 
   bufferedBytes(): number {
