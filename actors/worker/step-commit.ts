@@ -72,9 +72,10 @@ export async function commitStepIn(tx: import('pg').PoolClient, step: StepCommit
   // Written only once the fence passed: a fenced-out step leaves no row behind. Nothing reads
   // their answers, so they travel with what the transaction issues next (the seal's statements,
   // or the COMMIT): any of them failing rolls the whole step back at the commit.
-  if (isInlineCheckpointKey(key)) deferToCommit(tx, insertInlineCheckpoint(tx, key, step.runId, step.state));
-  deferToCommit(tx, insertItems(tx, step.runId, step.items));
-  deferToCommit(tx, markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq));
-  if (moved.previous_key) deferToCommit(tx, onReplaced(tx, moved.previous_key));
+  if (isInlineCheckpointKey(key)) deferToCommit(tx, () => insertInlineCheckpoint(tx, key, step.runId, step.state));
+  deferToCommit(tx, () => insertItems(tx, step.runId, step.items));
+  deferToCommit(tx, () => markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq));
+  const previousKey = moved.previous_key;
+  if (previousKey) deferToCommit(tx, () => onReplaced(tx, previousKey));
   return { ok: true, previousKey: moved.previous_key } as const;
 }

@@ -166,7 +166,8 @@ export class FoldedIdempotency {
     if (isTransactionClient(tx)) {
       // Travels with the COMMIT (one round trip): another holder's row (a previous-release
       // claim) fails the insert, and with it the commit — this effect then does not commit.
-      deferToCommit(tx, insertCompletedIdempotencyKeyAtCommit(tx, this.scope, response, this.staleClaim));
+      const staleClaim = this.staleClaim;
+      deferToCommit(tx, () => insertCompletedIdempotencyKeyAtCommit(tx, this.scope, response, staleClaim));
     } else {
       const ok = await insertCompletedIdempotencyKey(tx, this.scope, response);
       // Another holder's record appeared (a previous-release claim): this effect must not commit.

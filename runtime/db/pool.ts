@@ -47,6 +47,18 @@ function statementName(text: string): string | undefined {
  */
 class PreparingClient extends pg.Client {
   private corked = false;
+  /** Statements held for the next one issued on this connection (holdForNextStatement). */
+  private held: Array<() => void> = [];
+
+  /** See holdForNextStatement. */
+  hold(issue: () => void): void {
+    this.held.push(issue);
+  }
+
+  /** Forgets held statements without issuing them (their transaction is being rolled back). */
+  dropHeld(): void {
+    this.held = [];
+  }
 
   private corkSection(): void {
     if (this.corked) return;
@@ -62,6 +74,12 @@ class PreparingClient extends pg.Client {
 
   override query(config: unknown, values?: unknown, callback?: unknown): never {
     this.corkSection();
+    if (this.held.length > 0) {
+      // Held statements go first, in the order they were held, in this statement's write.
+      const held = this.held;
+      this.held = [];
+      for (const issue of held) issue();
+    }
     const run = super.query as (...args: unknown[]) => never;
     if (typeof config === 'string' && Array.isArray(values)) {
       const name = statementName(config);
@@ -77,6 +95,26 @@ class PreparingClient extends pg.Client {
     }
     return run.call(this, config, values, callback);
   }
+}
+
+/**
+ * Holds a statement whose answer nobody awaits until the next statement issued on the same
+ * connection, which then carries it in the same socket write, ahead of itself (the order
+ * PostgreSQL runs them in is the order they were held and issued, as if issued now). Used for
+ * the statements deferred to a transaction's COMMIT (deferToCommit): they leave with whatever
+ * the transaction issues next — the COMMIT itself at the latest — instead of in a write of
+ * their own. Returns false where the connection cannot hold (not a pool's preparing client):
+ * the caller issues the statement at once.
+ */
+export function holdForNextStatement(client: unknown, issue: () => void): boolean {
+  if (!(client instanceof PreparingClient)) return false;
+  client.hold(issue);
+  return true;
+}
+
+/** Forgets the statements held on a connection (its transaction rolls back without them). */
+export function dropHeldStatements(client: unknown): void {
+  if (client instanceof PreparingClient) client.dropHeld();
 }
 
 /** PostgreSQL's answer when a cached statement's result columns changed under it (ALTER TABLE). */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { PG_DEADLOCK_DETECTED, PG_SERIALIZATION_FAILURE, pgCode } from '../errors/index.js';
 import { beginChanges, endChanges } from './committed-changes.js';
-import { isCachedPlanChanged } from './pool.js';
+import { dropHeldStatements, holdForNextStatement, isCachedPlanChanged } from './pool.js';
 
 // Round trips (see createPool: every pooled client runs in pg's pipeline mode). A statement is
 // written to the socket when it is issued, not when the one before it has answered, and
@@ -28,15 +28,20 @@ interface Deferring {
 }
 
 /**
- * Issues a statement whose result the transaction does not need (an idempotency record, an
- * outbox row written last): it travels with the COMMIT in one round trip. Its failure rolls the
- * transaction back and is what withTransaction throws. Only inside withTransaction.
+ * A statement whose result the transaction does not need (an idempotency record, an outbox row
+ * written last): `issue` is called (it issues the statement on `tx`) right before the next
+ * statement the transaction issues, in the same socket write — the COMMIT at the latest — so it
+ * costs neither a round trip nor a write of its own (holdForNextStatement). PostgreSQL runs it
+ * where it would have run had it been issued now: after everything issued before, before
+ * everything issued after. Its failure rolls the transaction back and is what withTransaction
+ * throws; a transaction that fails first never issues it. Only inside withTransaction.
  */
-export function deferToCommit(tx: pg.PoolClient, statement: Promise<unknown>): void {
+export function deferToCommit(tx: pg.PoolClient, issue: () => Promise<unknown>): void {
   const deferred = (tx as unknown as Deferring)[DEFERRED];
   if (!deferred) throw new Error('deferToCommit outside withTransaction');
   // Observed at once (an unobserved rejection would end the process); reported at the commit.
-  deferred.push(inFlight(statement));
+  const go = () => void deferred.push(inFlight(issue()));
+  if (!holdForNextStatement(tx, go)) go();
 }
 
 /** Whether `db` is a client inside withTransaction (where deferToCommit may be used). */
@@ -74,6 +79,7 @@ export async function withTransaction<T>(
       await begun;
       const deferred = deferring[DEFERRED];
       delete deferring[DEFERRED];
+      // Issuing the COMMIT first issues the held deferred statements (pushed onto `deferred`).
       const committed = inFlight(client.query('commit'));
       // The deferred statements' own errors first: they are why a COMMIT would answer ROLLBACK.
       await Promise.all(deferred);
@@ -84,6 +90,7 @@ export async function withTransaction<T>(
       return result;
     } catch (error) {
       delete deferring[DEFERRED];
+      dropHeldStatements(client);
       endChanges(pool, client, false);
       try {
         await client.query('rollback');

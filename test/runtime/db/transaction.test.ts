@@ -46,7 +46,7 @@ test('statements issued together cost one round trip, BEGIN included; the COMMIT
   counted.counter.takeTransactions();
   const labels = await withTransaction(pool, async (tx) => {
     const inserted = await Promise.all([1, 2, 3].map((id) => tx.query('insert into items (id, label) values ($1, $2) returning label', [id, `pipelined-${id}`])));
-    deferToCommit(tx, tx.query('insert into items (id, label) values ($1, $2)', [4, 'pipelined-deferred']));
+    deferToCommit(tx, () => tx.query('insert into items (id, label) values ($1, $2)', [4, 'pipelined-deferred']));
     return inserted.map((r) => r.rows[0].label as string);
   });
   assert.equal(labels, ['pipelined-1', 'pipelined-2', 'pipelined-3']);
@@ -55,6 +55,73 @@ test('statements issued together cost one round trip, BEGIN included; the COMMIT
   // BEGIN + three inserts, then the deferred insert + COMMIT: one round trip each.
   assert.is(tx.round_trips, 2, JSON.stringify(tx));
   assert.is(tx.statements.length, 6);
+});
+
+/** Counts the socket writes of a pooled client's connection from now on (one per write/writev system call Node makes). */
+function countWrites(tx: import('pg').PoolClient): () => number {
+  const stream = (tx as unknown as { connection: { stream: { _write: (...a: unknown[]) => unknown; _writev?: (...a: unknown[]) => unknown } } }).connection.stream;
+  let writes = 0;
+  const write = stream._write;
+  const writev = stream._writev;
+  stream._write = function (this: unknown, ...a: unknown[]) {
+    writes++;
+    return write.apply(this, a);
+  };
+  if (writev) {
+    stream._writev = function (this: unknown, ...a: unknown[]) {
+      writes++;
+      return writev.apply(this, a);
+    };
+  }
+  return () => {
+    stream._write = write;
+    if (writev) stream._writev = writev;
+    return writes;
+  };
+}
+
+test('deferred statements leave in the COMMIT\'s socket write, not one of their own', async () => {
+  await pool.query('delete from items');
+  let stop: (() => number) | null = null;
+  await withTransaction(pool, async (tx) => {
+    await tx.query(`insert into items (id, label) values (1, 'effect')`);
+    stop = countWrites(tx);
+    deferToCommit(tx, () => tx.query(`insert into items (id, label) values (2, 'deferred a')`));
+    deferToCommit(tx, () => tx.query(`insert into items (id, label) values (3, 'deferred b')`));
+    // An await between the deferral and the COMMIT (a microtask hop, as in the inbox POST).
+    await Promise.resolve();
+  });
+  assert.is(stop!(), 1, 'two deferred inserts and the COMMIT in one write');
+  assert.equal((await pool.query('select id from items order by id')).rows, [{ id: 1 }, { id: 2 }, { id: 3 }]);
+});
+
+test('a deferred statement runs before the next statement the transaction issues (the order of issuing it then)', async () => {
+  await pool.query('delete from items');
+  const seen = await withTransaction(pool, async (tx) => {
+    deferToCommit(tx, () => tx.query(`insert into items (id, label) values (7, 'deferred')`));
+    // Not awaited by anyone: still visible to the statement issued after it.
+    return (await tx.query<{ n: number }>('select count(*)::int as n from items where id = 7')).rows[0]!.n;
+  });
+  assert.is(seen, 1);
+});
+
+test('a transaction that fails before its COMMIT never issues its deferred statements', async () => {
+  await pool.query('delete from items');
+  let issued = 0;
+  const thrown = await thrownBy(() =>
+    withTransaction(pool, async (tx) => {
+      await tx.query(`insert into items (id, label) values (1, 'effect')`);
+      deferToCommit(tx, () => (issued++, tx.query(`insert into items (id, label) values (2, 'deferred')`)));
+      throw new Error('the effect failed');
+    }),
+  );
+  assert.match((thrown as Error).message, /the effect failed/);
+  assert.is(issued, 0, 'the rollback did not carry it');
+  assert.is(await count(), 0);
+  // The connection's next transaction starts clean (nothing held over from the failed one).
+  await withTransaction(pool, async (tx) => void (await tx.query(`insert into items (id, label) values (3, 'next')`)));
+  assert.equal((await pool.query('select id from items order by id')).rows, [{ id: 3 }]);
+  assert.is(issued, 0);
 });
 
 test('the same statements awaited one by one cost a round trip each (what the pipeline saves)', async () => {
@@ -92,7 +159,7 @@ test('a deferred statement that fails rolls the transaction back, and its error 
   const thrown = await thrownBy(() =>
     withTransaction(pool, async (tx) => {
       await tx.query(`insert into items (id, label) values (2, 'effect')`);
-      deferToCommit(tx, tx.query(`insert into items (id, label) values (1, 'deferred duplicate')`));
+      deferToCommit(tx, () => tx.query(`insert into items (id, label) values (1, 'deferred duplicate')`));
     }),
   );
   assert.is(pgCode(thrown), '23505');
@@ -116,7 +183,7 @@ test('a failed statement nobody awaited still fails the transaction (COMMIT answ
 test('deferToCommit outside withTransaction is refused', async () => {
   const client = await pool.connect();
   try {
-    assert.throws(() => deferToCommit(client, Promise.resolve()), /outside withTransaction/);
+    assert.throws(() => deferToCommit(client, () => Promise.resolve()), /outside withTransaction/);
   } finally {
     client.release();
   }
