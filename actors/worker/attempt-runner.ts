@@ -27,6 +27,13 @@ import { modelFailure, type ModelSources } from './run-models.js';
 import { commitStep, commitStepIn, writeCheckpoint, type StepCommit } from './step-commit.js';
 
 /**
+ * The reason every attempt's `ended` signal aborts with: created once, because abort() without
+ * a reason builds a DOMException (with its stack) per attempt — 0.7 % of the `all` process's
+ * main thread under 32 clients (bench/RESULTS.md session 12). Same name and type as that one.
+ */
+const ATTEMPT_ENDED = new DOMException('the attempt ended', 'AbortError');
+
+/**
  * Hosts one attempt of one run: feeds the Piscina task, turns its messages into stream events,
  * committed steps and finally the run's seal. Messages are handled strictly in order, one at a
  * time. Every database write is fenced by this attempt's id; the first write that matches no row
@@ -366,7 +373,7 @@ export class AttemptRunner {
   private end(): void {
     if (this.finished) return;
     this.finished = true;
-    this.ended.abort();
+    this.ended.abort(ATTEMPT_ENDED);
     if (this.heartbeat) clearInterval(this.heartbeat);
     const { metrics } = this.context.services;
     metrics.attemptsEnded.inc({ outcome: this.lost ? 'lost' : this.outcome });
