@@ -32,6 +32,16 @@ export async function createTestDatabase(label = 't'): Promise<TestDatabase> {
       const client = new pg.Client({ connectionString: ADMIN_URL });
       await client.connect();
       try {
+        // pg-pool's end() resolves once its clients are told to end, before their backends have
+        // read the Terminate: forcing the drop at that moment terminates those sessions (57P01),
+        // and the test's pool, still listening on them, raises it as an unhandled 'error' that
+        // ends the test process (seen in CI: toast-compression after all its tests passed).
+        // The sessions are given up to a second to end by themselves; force ends the rest.
+        for (let waited = 0; waited < 1_000; waited += 25) {
+          const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+          if (rows[0]!.n === 0) break;
+          await new Promise((r) => setTimeout(r, 25));
+        }
         await client.query(`drop database if exists ${name} with (force)`);
       } finally {
         await client.end();
