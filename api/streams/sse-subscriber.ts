@@ -1,6 +1,7 @@
 import type { Uws } from '../../runtime/index.js';
 import { SSE_DRAIN_NUDGE, SSE_HEARTBEAT, SSE_PREAMBLE, sseControl, type ControlEvent, type EncodedRecord } from './stream-frames.js';
 import type { ChannelLink, FinishReason, SseSink, StreamSubscriber } from './stream-subscriber.js';
+import type { Placement } from './sharded-fanout.js';
 
 /** The last event an SSE stream gets before it ends, by reason (none when the client is gone). */
 function finalEvent(reason: FinishReason): ControlEvent | null {
@@ -39,6 +40,7 @@ export class SseSubscriber implements StreamSubscriber, SseSink {
   /** Upper estimate of the bytes uWS holds after a write the socket did not fully take. */
   private heldByUws = 0;
   private drainWaiters: Array<() => void> = [];
+  private placement: Placement | null = null;
 
   constructor(
     private readonly res: Uws.HttpResponse,
@@ -89,11 +91,13 @@ export class SseSubscriber implements StreamSubscriber, SseSink {
   }
 
   attach(link: ChannelLink): void {
-    link.sse.add(this);
+    if (this.ended || this.placement) return;
+    this.placement = link.joinSse(this);
   }
 
   detach(link: ChannelLink): void {
-    link.sse.delete(this);
+    if (this.placement) link.leaveSse(this.placement, this);
+    this.placement = null;
   }
 
   bufferedBytes(): number {

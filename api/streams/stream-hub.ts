@@ -4,7 +4,7 @@ import { EncodedRecord } from './stream-frames.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { FinishReason, StreamSubscriber } from './stream-subscriber.js';
 import { ThreadChannel } from './thread-channel.js';
-import type { WsFanOutLimits } from './ws-fanout.js';
+import type { FanOutLimits } from './sharded-fanout.js';
 
 const REPLAY_PAGE = 500;
 /** A replay pauses while the subscriber's backlog is above this, so resuming from far back
@@ -17,16 +17,16 @@ const HEARTBEAT_MS = 15_000;
 /**
  * Fans a thread's stream out to this process's subscribers: ONE follower read per thread
  * (shared by all threads, see the bus's follower), then one uWS publish per record, frame
- * format and shard of WebSocket subscribers (WsFanOut: large threads are written a slice of
- * sockets per turn of the loop) and one write per SSE subscriber, so N subscribers of a thread
- * cost one Redis read.
+ * format and shard of WebSocket subscribers and one write per SSE subscriber (ShardedFanOut:
+ * a large thread's subscribers are written a slice per turn of the loop), so N subscribers of
+ * a thread cost one Redis read.
  *
  * Resume invariant (exactly once, in order): a subscriber that resumes after id `a` is sent the
  * records in (a, cursor] directly from the stream (XRANGE pages), and is attached to the live
  * fan-out in the same synchronous step in which its last sent id equals the channel's cursor.
- * The fan-out delivers a record (SSE: written; WebSocket: handed to the channel's WsFanOut,
- * whose join places a subscriber past every record handed to it so far) and then advances the
- * cursor, also synchronously; so every record after `a` reaches it exactly once — by replay if
+ * The fan-out delivers a record (hands it to the channel's ShardedFanOut, whose join places a
+ * subscriber past every record handed to it so far) and then advances the cursor, also
+ * synchronously; so every record after `a` reaches it exactly once — by replay if
  * it is at or before the cursor at attach time, live if after — and in stream order.
  */
 export class StreamHub {
@@ -41,7 +41,7 @@ export class StreamHub {
     private readonly bus: StreamBus,
     private readonly logger: Logger,
     private readonly metrics: StreamMetrics,
-    private readonly wsLimits?: WsFanOutLimits,
+    private readonly fanOutLimits?: FanOutLimits,
   ) {
     this.follower = bus.follower(
       (threadId, records) => this.fanOut(threadId, records),
@@ -73,7 +73,7 @@ export class StreamHub {
     subscriber.detach(channel);
     channel.waiting = channel.waiting.filter((w) => w.subscriber !== subscriber);
     if (channel.members.size > 0) return;
-    channel.ws.close();
+    channel.fanOut.close();
     this.channels.delete(threadId);
     this.follower.unfollow(threadId);
   }
@@ -82,7 +82,7 @@ export class StreamHub {
   finishAll(reason: FinishReason): void {
     this.follower.unfollowAll();
     const all = [...this.subscribers];
-    for (const channel of this.channels.values()) channel.ws.close();
+    for (const channel of this.channels.values()) channel.fanOut.close();
     this.channels.clear();
     this.subscribers.clear();
     for (const subscriber of all) if (!subscriber.closed) subscriber.finish(reason);
@@ -96,7 +96,7 @@ export class StreamHub {
 
   private channelOf(threadId: string): ThreadChannel {
     let channel = this.channels.get(threadId);
-    if (!channel) this.channels.set(threadId, (channel = new ThreadChannel(threadId, this.app, this.wsLimits)));
+    if (!channel) this.channels.set(threadId, (channel = new ThreadChannel(threadId, this.app, this.fanOutLimits)));
     return channel;
   }
 
@@ -178,18 +178,14 @@ export class StreamHub {
     subscriber.sendControl({ type: 'stream.live', after: position });
   }
 
-  /** Delivers records to every attached subscriber (WebSocket shards beyond this turn's slice on later turns), then advances the cursor (synchronously). */
+  /** Delivers records to every attached subscriber (shards beyond this turn's slice on later turns), then advances the cursor (synchronously). */
   private fanOut(threadId: string, records: StreamRecord[]): void {
     const channel = this.channels.get(threadId);
     if (!channel) return;
     const fresh = records.filter((r) => compareStreamIds(r.id, channel.cursor) > 0).map((r) => new EncodedRecord(r));
     const last = fresh[fresh.length - 1];
     if (!last) return;
-    channel.ws.enqueue(fresh);
-    if (channel.sse.size > 0) {
-      const chunk = fresh.length === 1 ? last.sse() : fresh.map((r) => r.sse()).join('');
-      for (const sink of channel.sse) sink.write(chunk);
-    }
+    channel.fanOut.enqueue(fresh);
     channel.cursor = last.id;
     this.metrics.events.inc(fresh.length);
     this.promote(channel);

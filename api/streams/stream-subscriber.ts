@@ -1,5 +1,5 @@
 import type { ControlEvent, EncodedRecord, WsFormat } from './stream-frames.js';
-import type { WsPlacement } from './ws-fanout.js';
+import type { Placement } from './sharded-fanout.js';
 
 /**
  * Why a subscription ended (logged, counted, and told to the client where it can be).
@@ -13,12 +13,13 @@ export interface ChannelLink {
   readonly threadId: string;
   /**
    * Places a WebSocket subscriber that has been sent every record up to the channel's cursor:
-   * it subscribes to the returned topic in the same synchronous step (see WsFanOut).
+   * it subscribes to the returned topic in the same synchronous step (see ShardedFanOut).
    */
-  joinWs(format: WsFormat): WsPlacement;
-  leaveWs(placement: WsPlacement, format: WsFormat): void;
-  /** SSE subscribers of the thread (uWS topics are WebSocket-only). */
-  readonly sse: Set<SseSink>;
+  joinWs(format: WsFormat): Placement;
+  leaveWs(placement: Placement, format: WsFormat): void;
+  /** Places an SSE subscriber that has been sent every record up to the channel's cursor. */
+  joinSse(sink: SseSink): Placement;
+  leaveSse(placement: Placement, sink: SseSink): void;
 }
 
 /** What the hub needs from an SSE connection on the fan-out path. */

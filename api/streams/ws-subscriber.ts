@@ -2,7 +2,7 @@ import type { Uws } from '../../runtime/index.js';
 import { wsControl, type ControlEvent, type EncodedRecord, type WsFormat } from './stream-frames.js';
 import type { StreamGrant } from './stream-access.js';
 import type { ChannelLink, FinishReason, StreamSubscriber } from './stream-subscriber.js';
-import type { WsPlacement } from './ws-fanout.js';
+import type { Placement } from './sharded-fanout.js';
 
 /** WebSocket close codes of the stream (4000–4999 are the application's own). */
 export const WS_CLOSE = {
@@ -62,7 +62,7 @@ export class WsSubscriber implements StreamSubscriber {
   /** Why the server ended it (reported by the close handler); null: the client closed. */
   private reason: FinishReason | null = null;
   private drainWaiters: Array<() => void> = [];
-  private placement: WsPlacement | null = null;
+  private placement: Placement | null = null;
 
   constructor(
     private readonly ws: Uws.WebSocket<WsUserData>,
@@ -89,7 +89,7 @@ export class WsSubscriber implements StreamSubscriber {
     if (this.ended || this.placement) return;
     // Placement and subscription in one synchronous step (the fan-out's exactly-once rule).
     this.placement = link.joinWs(this.format);
-    this.ws.subscribe(this.placement.topic);
+    this.ws.subscribe(this.placement.topic!);
   }
 
   detach(link: ChannelLink): void {

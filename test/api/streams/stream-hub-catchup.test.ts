@@ -40,12 +40,13 @@ class Recorder implements StreamSubscriber {
   sendControl(event: ControlEvent): void {
     this.controls.push(event);
   }
+  private placement: ReturnType<ChannelLink['joinSse']> | null = null;
   attach(link: ChannelLink): void {
     this.link = link;
-    link.sse.add(this.sink);
+    this.placement = link.joinSse(this.sink);
   }
   detach(link: ChannelLink): void {
-    link.sse.delete(this.sink);
+    if (this.placement) link.leaveSse(this.placement, this.sink);
   }
   finish(reason: FinishReason): void {
     this.finished = reason;

@@ -1,22 +1,23 @@
-// The sharded WebSocket fan-out (api/streams/ws-fanout.ts) on a real uWS app with real
-// WebSocket clients: a record reaches every socket subscribed before it exactly once and in
-// order, whether its shard is served in the caller's turn or a later one, whether a subscriber
-// joins while shards are still behind, and records that meet a shard's backlog go out with it.
+// The sharded fan-out (api/streams/sharded-fanout.ts) on a real uWS app with real WebSocket
+// clients, and SSE sinks: a record reaches every subscriber that joined before it exactly once
+// and in order, whether its shard is served in the caller's turn or a later one, whether a
+// subscriber joins while shards are still behind, and records that meet a shard's backlog go
+// out with it.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { EncodedRecord } from '../../../api/streams/stream-frames.js';
-import { WsFanOut, type WsPlacement } from '../../../api/streams/ws-fanout.js';
+import { ShardedFanOut, type Placement } from '../../../api/streams/sharded-fanout.js';
 import { loadUws, type StreamEvent, type Uws } from '../../../runtime/index.js';
 
-const test = suite('api/streams/ws-fanout');
+const test = suite('api/streams/sharded-fanout');
 const uws = loadUws();
 
 interface Peer {
   readonly client: WebSocket;
   readonly received: string[];
   server: Uws.WebSocket<{ n: number }> | null;
-  placement: WsPlacement | null;
+  placement: Placement | null;
 }
 
 let app: Uws.TemplatedApp;
@@ -95,9 +96,9 @@ async function connect(): Promise<Peer> {
 }
 
 /** What the stream hub's attach does: place, then subscribe, in one synchronous step. */
-function join(fanOut: WsFanOut, peer: Peer): void {
-  peer.placement = fanOut.join('json');
-  peer.server!.subscribe(peer.placement.topic);
+function join(fanOut: ShardedFanOut, peer: Peer): void {
+  peer.placement = fanOut.joinWs('json');
+  peer.server!.subscribe(peer.placement.topic!);
 }
 
 function records(...ids: string[]): EncodedRecord[] {
@@ -116,7 +117,7 @@ async function settle(peers: Peer[], expected: (p: Peer) => number): Promise<voi
 
 test('a thread within one shard is published in the caller turn, as one topic was', async () => {
   publishes = [];
-  const fanOut = new WsFanOut(spied(), 'thread:one', { shardSize: 8, maxShards: 4, sliceSockets: 4 });
+  const fanOut = new ShardedFanOut(spied(), 'thread:one', { shardSize: 8, maxShards: 4, slice: 4 });
   const peers = await Promise.all([connect(), connect(), connect()]);
   for (const p of peers) join(fanOut, p);
   fanOut.enqueue(records('1-0', '2-0'));
@@ -129,7 +130,7 @@ test('a thread within one shard is published in the caller turn, as one topic wa
 
 test('shards beyond the slice are served on later turns; a record that meets a backlog goes out with it', async () => {
   publishes = [];
-  const fanOut = new WsFanOut(spied(), 'thread:many', { shardSize: 2, maxShards: 4, sliceSockets: 3 });
+  const fanOut = new ShardedFanOut(spied(), 'thread:many', { shardSize: 2, maxShards: 4, slice: 3 });
   const peers: Peer[] = [];
   for (let i = 0; i < 8; i++) peers.push(await connect());
   for (const p of peers) join(fanOut, p);
@@ -150,7 +151,7 @@ test('shards beyond the slice are served on later turns; a record that meets a b
 });
 
 test('a subscriber that joins while its shard is behind gets every later record once, in order', async () => {
-  const fanOut = new WsFanOut(spied(), 'thread:join', { shardSize: 2, maxShards: 3, sliceSockets: 2 });
+  const fanOut = new ShardedFanOut(spied(), 'thread:join', { shardSize: 2, maxShards: 3, slice: 2 });
   const peers: Peer[] = [];
   const joinedAt = new Map<Peer, number>();
   const all: string[] = [];
@@ -179,12 +180,12 @@ test('a subscriber that joins while its shard is behind gets every later record 
 
 test('leaving frees a place in the shard; close stops the later turns', async () => {
   publishes = [];
-  const fanOut = new WsFanOut(spied(), 'thread:leave', { shardSize: 1, maxShards: 4, sliceSockets: 1 });
+  const fanOut = new ShardedFanOut(spied(), 'thread:leave', { shardSize: 1, maxShards: 4, slice: 1 });
   const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
   for (const p of [a!, b!]) join(fanOut, p);
   assert.equal([a!.placement!.shard, b!.placement!.shard], [0, 1]);
-  fanOut.leave(a!.placement!, 'json');
-  a!.server!.unsubscribe(a!.placement!.topic);
+  fanOut.leaveWs(a!.placement!, 'json');
+  a!.server!.unsubscribe(a!.placement!.topic!);
   join(fanOut, c!);
   assert.is(c!.placement!.shard, 0, 'the freed place is taken before a new shard opens');
   fanOut.enqueue(records('1-0'));
@@ -194,6 +195,37 @@ test('leaving frees a place in the shard; close stops the later turns', async ()
   await turn();
   assert.equal(publishes, ['thread:leave:json:0'], 'no turn after close');
   for (const p of [a!, b!, c!]) p.client.close();
+});
+
+/** An SSE subscriber as the fan-out sees it: the ids of the chunks written to it, and how many writes. */
+function sseSink() {
+  const sink = { ids: [] as string[], writes: 0, write: (chunk: string) => (sink.writes++, sink.ids.push(...[...chunk.matchAll(/^id: (\S+)$/gm)].map((m) => m[1]!))) };
+  return sink;
+}
+
+test('SSE subscribers share the shards: sliced turns, backlogs merged into one write, joiners flushed first', async () => {
+  publishes = [];
+  const fanOut = new ShardedFanOut(spied(), 'thread:sse', { shardSize: 2, maxShards: 3, slice: 2 });
+  const sinks = Array.from({ length: 6 }, () => sseSink());
+  const placed = sinks.map((s) => fanOut.joinSse(s));
+  assert.equal(placed.map((p) => p.shard), [0, 0, 1, 1, 2, 2]);
+  fanOut.enqueue(records('1-0'));
+  assert.equal(sinks.map((s) => s.ids.length), [1, 1, 0, 0, 0, 0], 'one shard (two sinks) in the caller turn');
+  fanOut.enqueue(records('2-0'));
+  assert.equal(sinks.map((s) => s.writes), [1, 1, 1, 1, 0, 0], 'shard 1 got both records in one write');
+  // A joiner placed in a shard that is behind: the shard is flushed first, the joiner gets only later records.
+  const late = sseSink();
+  fanOut.leaveSse(placed[5]!, sinks[5]!);
+  const latePlaced = fanOut.joinSse(late);
+  assert.is(latePlaced.shard, 2);
+  assert.equal(sinks[4]!.ids, ['1-0', '2-0'], 'shard 2 flushed before the joiner entered');
+  fanOut.enqueue(records('3-0'));
+  await turn();
+  await turn();
+  assert.equal(late.ids, ['3-0']);
+  for (const [i, s] of sinks.entries()) assert.equal(s.ids, i === 5 ? [] : ['1-0', '2-0', '3-0'], `sink ${i}`);
+  assert.equal(publishes, [], 'no WebSocket subscriber, no publish');
+  fanOut.close();
 });
 
 test.run();
