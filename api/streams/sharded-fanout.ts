@@ -1,6 +1,6 @@
 import type { Uws } from '../../runtime/index.js';
 import type { EncodedRecord, WsFormat } from './stream-frames.js';
-import type { SseSink } from './stream-subscriber.js';
+import type { Placement, SseSink } from './stream-subscriber.js';
 
 /** A thread's subscribers are spread over shards of at most this many before a new shard opens. */
 export const FANOUT_SHARD_SIZE = 512;
@@ -36,11 +36,6 @@ function members(shard: Shard): number {
   return shard.json + shard.msgpack + shard.sse.size;
 }
 
-/** Where a subscriber was placed: the shard to leave, and for a WebSocket the topic it subscribes to. */
-export interface Placement {
-  readonly shard: number;
-  readonly topic: string | null;
-}
 
 /**
  * One thread's live fan-out in this process, WebSocket and SSE alike. uWS writes a published

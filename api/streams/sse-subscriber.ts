@@ -1,7 +1,6 @@
 import type { Uws } from '../../runtime/index.js';
 import { SSE_DRAIN_NUDGE, SSE_HEARTBEAT, SSE_PREAMBLE, sseControl, type ControlEvent, type EncodedRecord } from './stream-frames.js';
-import type { ChannelLink, FinishReason, SseSink, StreamSubscriber } from './stream-subscriber.js';
-import type { Placement } from './sharded-fanout.js';
+import type { ChannelLink, FinishReason, Placement, SseSink, StreamSubscriber } from './stream-subscriber.js';
 
 /** The last event an SSE stream gets before it ends, by reason (none when the client is gone). */
 function finalEvent(reason: FinishReason): ControlEvent | null {

@@ -1,5 +1,4 @@
 import type { ControlEvent, EncodedRecord, WsFormat } from './stream-frames.js';
-import type { Placement } from './sharded-fanout.js';
 
 /**
  * Why a subscription ended (logged, counted, and told to the client where it can be).
@@ -7,6 +6,12 @@ import type { Placement } from './sharded-fanout.js';
  * it off past its backlog bound (closeOnBackpressureLimit; uWS does not say which).
  */
 export type FinishReason = 'client_closed' | 'abnormal' | 'backpressure' | 'kv_lost' | 'shutdown' | 'trimmed' | 'internal';
+
+/** Where a subscriber was placed in its thread's fan-out: the shard to leave, and for a WebSocket the topic it subscribes to. */
+export interface Placement {
+  readonly shard: number;
+  readonly topic: string | null;
+}
 
 /** The live side of a thread channel that a subscriber joins once it has caught up. */
 export interface ChannelLink {

@@ -1,7 +1,7 @@
 import { STREAM_START_ID, type Uws } from '../../runtime/index.js';
-import type { ChannelLink, SseSink, StreamSubscriber } from './stream-subscriber.js';
+import type { ChannelLink, Placement, SseSink, StreamSubscriber } from './stream-subscriber.js';
 import type { WsFormat } from './stream-frames.js';
-import { ShardedFanOut, type FanOutLimits, type Placement } from './sharded-fanout.js';
+import { ShardedFanOut, type FanOutLimits } from './sharded-fanout.js';
 
 /** A subscriber whose resume point lies beyond the channel's cursor: it joins once the cursor reaches it. */
 export interface Waiting {

@@ -1,8 +1,7 @@
 import type { Uws } from '../../runtime/index.js';
 import { wsControl, type ControlEvent, type EncodedRecord, type WsFormat } from './stream-frames.js';
 import type { StreamGrant } from './stream-access.js';
-import type { ChannelLink, FinishReason, StreamSubscriber } from './stream-subscriber.js';
-import type { Placement } from './sharded-fanout.js';
+import type { ChannelLink, FinishReason, Placement, StreamSubscriber } from './stream-subscriber.js';
 
 /** WebSocket close codes of the stream (4000–4999 are the application's own). */
 export const WS_CLOSE = {

@@ -7,7 +7,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { EncodedRecord } from '../../../api/streams/stream-frames.js';
-import { ShardedFanOut, type Placement } from '../../../api/streams/sharded-fanout.js';
+import { ShardedFanOut } from '../../../api/streams/sharded-fanout.js';
+import type { Placement } from '../../../api/streams/stream-subscriber.js';
 import { loadUws, type StreamEvent, type Uws } from '../../../runtime/index.js';
 
 const test = suite('api/streams/sharded-fanout');
