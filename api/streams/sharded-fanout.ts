@@ -1,6 +1,6 @@
 import type { Uws } from '../../runtime/index.js';
 import type { EncodedRecord, WsFormat } from './stream-frames.js';
-import type { Placement, SseSink } from './stream-subscriber.js';
+import type { Placement, SseSink, WsPlacement } from './stream-subscriber.js';
 
 /** A thread's subscribers are spread over shards of at most this many before a new shard opens. */
 export const FANOUT_SHARD_SIZE = 512;
@@ -93,7 +93,7 @@ export class ShardedFanOut {
   }
 
   /** Places a WebSocket subscriber that has every record enqueued so far; subscribe it to the topic now (same step). */
-  joinWs(format: WsFormat): Placement {
+  joinWs(format: WsFormat): WsPlacement {
     const shard = this.flushed(this.pick());
     shard[format]++;
     return { shard: shard.index, topic: this.topic(shard.index, format) };
@@ -103,7 +103,7 @@ export class ShardedFanOut {
   joinSse(sink: SseSink): Placement {
     const shard = this.flushed(this.pick());
     shard.sse.add(sink);
-    return { shard: shard.index, topic: null };
+    return { shard: shard.index };
   }
 
   leaveWs(placement: Placement, format: WsFormat): void {

@@ -4,7 +4,6 @@ import { EncodedRecord } from './stream-frames.js';
 import type { StreamMetrics } from './stream-metrics.js';
 import type { FinishReason, StreamSubscriber } from './stream-subscriber.js';
 import { ThreadChannel } from './thread-channel.js';
-import type { FanOutLimits } from './sharded-fanout.js';
 
 const REPLAY_PAGE = 500;
 /** A replay pauses while the subscriber's backlog is above this, so resuming from far back
@@ -41,7 +40,6 @@ export class StreamHub {
     private readonly bus: StreamBus,
     private readonly logger: Logger,
     private readonly metrics: StreamMetrics,
-    private readonly fanOutLimits?: FanOutLimits,
   ) {
     this.follower = bus.follower(
       (threadId, records) => this.fanOut(threadId, records),
@@ -96,7 +94,7 @@ export class StreamHub {
 
   private channelOf(threadId: string): ThreadChannel {
     let channel = this.channels.get(threadId);
-    if (!channel) this.channels.set(threadId, (channel = new ThreadChannel(threadId, this.app, this.fanOutLimits)));
+    if (!channel) this.channels.set(threadId, (channel = new ThreadChannel(threadId, this.app)));
     return channel;
   }
 

@@ -7,10 +7,14 @@ import type { ControlEvent, EncodedRecord, WsFormat } from './stream-frames.js';
  */
 export type FinishReason = 'client_closed' | 'abnormal' | 'backpressure' | 'kv_lost' | 'shutdown' | 'trimmed' | 'internal';
 
-/** Where a subscriber was placed in its thread's fan-out: the shard to leave, and for a WebSocket the topic it subscribes to. */
+/** Where a subscriber was placed in its thread's fan-out: the shard to leave. */
 export interface Placement {
   readonly shard: number;
-  readonly topic: string | null;
+}
+
+/** A WebSocket's placement, with the shard's topic for its frame format that it subscribes to. */
+export interface WsPlacement extends Placement {
+  readonly topic: string;
 }
 
 /** The live side of a thread channel that a subscriber joins once it has caught up. */
@@ -20,7 +24,7 @@ export interface ChannelLink {
    * Places a WebSocket subscriber that has been sent every record up to the channel's cursor:
    * it subscribes to the returned topic in the same synchronous step (see ShardedFanOut).
    */
-  joinWs(format: WsFormat): Placement;
+  joinWs(format: WsFormat): WsPlacement;
   leaveWs(placement: Placement, format: WsFormat): void;
   /** Places an SSE subscriber that has been sent every record up to the channel's cursor. */
   joinSse(sink: SseSink): Placement;

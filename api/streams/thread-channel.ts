@@ -1,7 +1,7 @@
 import { STREAM_START_ID, type Uws } from '../../runtime/index.js';
-import type { ChannelLink, Placement, SseSink, StreamSubscriber } from './stream-subscriber.js';
+import type { ChannelLink, Placement, SseSink, StreamSubscriber, WsPlacement } from './stream-subscriber.js';
 import type { WsFormat } from './stream-frames.js';
-import { ShardedFanOut, type FanOutLimits } from './sharded-fanout.js';
+import { ShardedFanOut } from './sharded-fanout.js';
 
 /** A subscriber whose resume point lies beyond the channel's cursor: it joins once the cursor reaches it. */
 export interface Waiting {
@@ -28,12 +28,11 @@ export class ThreadChannel implements ChannelLink {
   constructor(
     readonly threadId: string,
     app: Uws.TemplatedApp,
-    limits?: FanOutLimits,
   ) {
-    this.fanOut = new ShardedFanOut(app, `thread:${threadId}`, limits);
+    this.fanOut = new ShardedFanOut(app, `thread:${threadId}`);
   }
 
-  joinWs(format: WsFormat): Placement {
+  joinWs(format: WsFormat): WsPlacement {
     return this.fanOut.joinWs(format);
   }
 

@@ -1,7 +1,7 @@
 import type { Uws } from '../../runtime/index.js';
 import { wsControl, type ControlEvent, type EncodedRecord, type WsFormat } from './stream-frames.js';
 import type { StreamGrant } from './stream-access.js';
-import type { ChannelLink, FinishReason, Placement, StreamSubscriber } from './stream-subscriber.js';
+import type { ChannelLink, FinishReason, StreamSubscriber, WsPlacement } from './stream-subscriber.js';
 
 /** WebSocket close codes of the stream (4000–4999 are the application's own). */
 export const WS_CLOSE = {
@@ -61,7 +61,7 @@ export class WsSubscriber implements StreamSubscriber {
   /** Why the server ended it (reported by the close handler); null: the client closed. */
   private reason: FinishReason | null = null;
   private drainWaiters: Array<() => void> = [];
-  private placement: Placement | null = null;
+  private placement: WsPlacement | null = null;
 
   constructor(
     private readonly ws: Uws.WebSocket<WsUserData>,
@@ -88,7 +88,7 @@ export class WsSubscriber implements StreamSubscriber {
     if (this.ended || this.placement) return;
     // Placement and subscription in one synchronous step (the fan-out's exactly-once rule).
     this.placement = link.joinWs(this.format);
-    this.ws.subscribe(this.placement.topic!);
+    this.ws.subscribe(this.placement.topic);
   }
 
   detach(link: ChannelLink): void {

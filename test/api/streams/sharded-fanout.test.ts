@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import WebSocket from 'ws';
 import { EncodedRecord } from '../../../api/streams/stream-frames.js';
 import { ShardedFanOut } from '../../../api/streams/sharded-fanout.js';
-import type { Placement } from '../../../api/streams/stream-subscriber.js';
+import type { WsPlacement } from '../../../api/streams/stream-subscriber.js';
 import { loadUws, type StreamEvent, type Uws } from '../../../runtime/index.js';
 
 const test = suite('api/streams/sharded-fanout');
@@ -18,7 +18,7 @@ interface Peer {
   readonly client: WebSocket;
   readonly received: string[];
   server: Uws.WebSocket<{ n: number }> | null;
-  placement: Placement | null;
+  placement: WsPlacement | null;
 }
 
 let app: Uws.TemplatedApp;
@@ -99,7 +99,7 @@ async function connect(): Promise<Peer> {
 /** What the stream hub's attach does: place, then subscribe, in one synchronous step. */
 function join(fanOut: ShardedFanOut, peer: Peer): void {
   peer.placement = fanOut.joinWs('json');
-  peer.server!.subscribe(peer.placement.topic!);
+  peer.server!.subscribe(peer.placement.topic);
 }
 
 function records(...ids: string[]): EncodedRecord[] {
@@ -186,7 +186,7 @@ test('leaving frees a place in the shard; close stops the later turns', async ()
   for (const p of [a!, b!]) join(fanOut, p);
   assert.equal([a!.placement!.shard, b!.placement!.shard], [0, 1]);
   fanOut.leaveWs(a!.placement!, 'json');
-  a!.server!.unsubscribe(a!.placement!.topic!);
+  a!.server!.unsubscribe(a!.placement!.topic);
   join(fanOut, c!);
   assert.is(c!.placement!.shard, 0, 'the freed place is taken before a new shard opens');
   fanOut.enqueue(records('1-0'));
