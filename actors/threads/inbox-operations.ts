@@ -21,6 +21,14 @@ import {
   withMediaFacts,
   withTransaction,
   inFlight,
+  isCachedPlanChanged,
+  pgCode,
+  PG_DEADLOCK_DETECTED,
+  PG_SERIALIZATION_FAILURE,
+  PG_UNIQUE_VIOLATION,
+  readSubscriptionFilters,
+  type StatementKey,
+  type StatementKeyRefusal,
   type InboxEntry,
   type Principal,
   type Queryable,
@@ -29,6 +37,7 @@ import {
   type ThreadRow,
   type ThreadWithHistory,
   type ThreadState,
+  type EnqueueStatementInput,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
 import { startRunForEntry, type ResolvedRevision } from './start-run.js';
@@ -110,6 +119,23 @@ export async function lockThreadOr404(tx: Queryable, workspaceId: string, thread
 }
 
 /**
+ * The request's Idempotency-Key as the one-statement path records it (api/framework's
+ * FoldedIdempotency): the statement takes the key's lock and writes the record itself.
+ */
+export interface InputKey {
+  readonly statementKey: StatementKey;
+  /**
+   * The statement's key gate stayed closed (nothing was written): throws the key's answer — 409
+   * for a twin in flight, 422 for another request under the key, the stored response for a
+   * completed twin — or resolves when only the transactional path can decide (a claim row of
+   * a previous release, live or stale).
+   */
+  refused(refusal: StatementKeyRefusal, db: Queryable): Promise<void>;
+  /** The statement committed the record with the effect. */
+  recorded(): void;
+}
+
+/**
  * Queues an input on a thread through its actor. Position = the thread's next position, taken
  * under the thread row lock: positions are gap-free and follow arrival (commit) order
  * (RUNS.md invariant 1). An idle thread starts a run for the entry at once; a steer entry on a
@@ -117,6 +143,11 @@ export async function lockThreadOr404(tx: Queryable, workspaceId: string, thread
  * NOTIFY); anything else waits in position order. `onCommit` runs inside the transaction, so
  * the Idempotency-Key record commits with the entry; `onBegin` runs first in it (the folded
  * claim, see api/framework/idempotency.ts).
+ *
+ * With `key` given (null: the request has none), a checked input on a workspace without a
+ * webhook subscription to run.accepted takes the one-statement path instead: no transaction
+ * block, the key recorded by the statement itself; onBegin and onCommit are then not called
+ * and the caller builds its response from the result.
  */
 export async function enqueueInput(
   context: EngineContext,
@@ -124,6 +155,7 @@ export async function enqueueInput(
   input: InputRequest,
   onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
   onBegin?: (tx: pg.PoolClient) => Promise<void>,
+  key?: InputKey | null,
 ): Promise<ThreadResult> {
   // What the input needs checked does not depend on the thread's state, so it is checked before
   // the transaction (reads of the read cache, and of the database only for what the cache does
@@ -132,6 +164,10 @@ export async function enqueueInput(
   // its transaction and answers in the contract's order (the key's replay or 409 before any
   // 404 of the body; the thread's 404 before the agent's).
   const checked = await checkBeforeTransaction(context, target, input).catch(() => null);
+  if (checked && key !== undefined && !(await announcesAcceptance(context, target.workspaceId))) {
+    const done = await context.actors.run(target.threadId, () => enqueueInOneStatement(context, target, checked, key));
+    if (done !== FALL_BACK) return done;
+  }
   if (checked) return context.actors.run(target.threadId, () => enqueueChecked(context, target, checked, onCommit, onBegin));
   return enqueueStepByStep(context, target, input, onCommit, onBegin);
 }
@@ -159,6 +195,90 @@ async function checkBeforeTransaction(context: EngineContext, target: EnqueueTar
   return { input, options, payload, resolved, config, memoryMounts };
 }
 
+/** Whether a run accepted in the workspace is announced to a webhook (an outbox row in the transaction). */
+async function announcesAcceptance(context: EngineContext, workspaceId: string): Promise<boolean> {
+  const { pool, caches } = context.services;
+  const filters = await readSubscriptionFilters(caches, pool, workspaceId);
+  return filters.some((s) => s.events.includes('run.accepted'));
+}
+
+const FALL_BACK = Symbol('fall back to the transactional path');
+
+/**
+ * The inbox POST as ONE statement, its own implicit transaction: the key (when given) and the
+ * effect commit together in a single round trip (enqueueOnThread documents the gate). Returns
+ * FALL_BACK, having written nothing, when the transactional path must answer instead: the
+ * statement failed on a record that a twin committed after its snapshot (23505) or on a
+ * serialization or deadlock failure, its cached plan went stale after a schema change, or the
+ * key has a claim row of a previous release. The caller then runs enqueueChecked, which
+ * answers from a fresh look at the key.
+ */
+async function enqueueInOneStatement(context: EngineContext, target: EnqueueTarget, checked: CheckedInput, key: InputKey | null): Promise<ThreadResult | typeof FALL_BACK> {
+  const { pool } = context.services;
+  const local = new LocalClaims();
+  const client = await pool.connect();
+  let broken = false;
+  let done: Awaited<ReturnType<typeof enqueueOnThread>>;
+  try {
+    done = await enqueueOnThread(client, {
+      ...statementInput(context, target, checked, local),
+      key: key?.statementKey ?? null,
+    });
+  } catch (error) {
+    local.settle(null);
+    // A statement prepared before a schema change: this connection goes with its plans.
+    broken = isCachedPlanChanged(error);
+    const code = pgCode(error);
+    if (broken || code === PG_UNIQUE_VIOLATION || code === PG_SERIALIZATION_FAILURE || code === PG_DEADLOCK_DETECTED) return FALL_BACK;
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+  if (done && 'refused' in done) {
+    local.settle(null);
+    await key!.refused(done.refused, pool);
+    return FALL_BACK;
+  }
+  if (!done) {
+    local.settle(null);
+    throw new AppError('not_found', 'thread not found');
+  }
+  key?.recorded();
+  context.services.histories.remember(target.threadId, done.history);
+  const value: ThreadResult = { entry: done.entry, run: done.run, thread: { ...done.thread, message_history: done.history } };
+  return afterCommit(context, target.threadId, local, { value, state: done.thread });
+}
+
+/** What enqueueOnThread is given for a checked input (the key apart). */
+function statementInput(context: EngineContext, target: EnqueueTarget, checked: CheckedInput, local: LocalClaims): EnqueueStatementInput {
+  const { input, options, resolved } = checked;
+  return {
+    workspace_id: target.workspaceId,
+    thread_id: target.threadId,
+    entry_id: newId(ID_PREFIX.inboxEntry),
+    kind: input.kind ?? 'message',
+    delivery: input.delivery ?? 'queue',
+    payload: checked.payload,
+    options: input.options ?? {},
+    agent_id: input.agent_id,
+    agent_revision_id: input.agent_revision_id ?? null,
+    principal_id: target.principal.id,
+    request_key: target.requestKey,
+    run: {
+      id: newId(ID_PREFIX.run),
+      agent_revision_id: resolved.revision.id,
+      max_attempts: context.services.config.worker.max_attempts,
+      labels: options.labels ?? {},
+      config: checked.config,
+      memory_mounts: checked.memoryMounts,
+    },
+    accepted_channel: CHANNEL_RUN_ACCEPTED,
+    steer_channel: CHANNEL_STEER,
+    claim: local.reserve(context),
+    history_prefix: context.services.histories.get(target.threadId),
+  };
+}
+
 /**
  * The inbox POST as one statement on the thread (enqueueOnThread), pipelined after the BEGIN
  * and the Idempotency-Key's statements: one round trip, then the key's record with the COMMIT.
@@ -172,41 +292,18 @@ async function enqueueChecked(
   onCommit: (tx: pg.PoolClient, result: ThreadResult) => Promise<void>,
   onBegin?: (tx: pg.PoolClient) => Promise<void>,
 ): Promise<ThreadResult> {
-  const { input, options, resolved } = checked;
   // Reserved before the statement learns whether the thread is idle: released at settle when
   // the input started no run (the thread was busy) or the transaction did not commit.
   const local = new LocalClaims();
   const result = await withTransaction(context.services.pool, async (tx) => {
     // Key first, then the thread's row lock, on the wire in this order (see enqueueStepByStep).
     const begun = inFlight(onBegin ? onBegin(tx) : Promise.resolve());
-    const enqueuing = inFlight(enqueueOnThread(tx, {
-      workspace_id: target.workspaceId,
-      thread_id: target.threadId,
-      entry_id: newId(ID_PREFIX.inboxEntry),
-      kind: input.kind ?? 'message',
-      delivery: input.delivery ?? 'queue',
-      payload: checked.payload,
-      options: input.options ?? {},
-      agent_id: input.agent_id,
-      agent_revision_id: input.agent_revision_id ?? null,
-      principal_id: target.principal.id,
-      request_key: target.requestKey,
-      run: {
-        id: newId(ID_PREFIX.run),
-        agent_revision_id: resolved.revision.id,
-        max_attempts: context.services.config.worker.max_attempts,
-        labels: options.labels ?? {},
-        config: checked.config,
-        memory_mounts: checked.memoryMounts,
-      },
-      accepted_channel: CHANNEL_RUN_ACCEPTED,
-      steer_channel: CHANNEL_STEER,
-      claim: local.reserve(context),
-      history_prefix: context.services.histories.get(target.threadId),
-    }));
+    const enqueuing = inFlight(enqueueOnThread(tx, statementInput(context, target, checked, local)));
     await begun;
     const done = await enqueuing;
     if (!done) throw new AppError('not_found', 'thread not found');
+    // No key is given to the statement here (onBegin took it): its gate cannot stay closed.
+    if ('refused' in done) throw new Error('the inbox statement refused a key it was not given');
     // Committed messages (only a seal, holding this lock, appends): true whether or not this commits.
     context.services.histories.remember(target.threadId, done.history);
     if (done.run) await publishEvent(tx, { workspace_id: target.workspaceId, type: 'run.accepted', data: { run: runView(done.run) } }, { caches: context.services.caches });

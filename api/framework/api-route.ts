@@ -1,5 +1,5 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { HttpMethod, HttpRequest, Permission, Principal, Queryable, Services } from '../../runtime/index.js';
+import type { HttpMethod, HttpRequest, Permission, Principal, Queryable, Services, StatementKey, StatementKeyRefusal } from '../../runtime/index.js';
 import type pg from 'pg';
 import type { ListCursors } from './cursor.js';
 
@@ -46,6 +46,21 @@ export interface ApiContext<P, Q, B> {
    * the key, or throws the replay / 409 / 422). A no-op for other routes.
    */
   beginIdempotency(tx: Queryable): Promise<void>;
+  /**
+   * Routes with `idempotencyInTransaction` and a key: for an effect made by ONE statement that
+   * records the key itself (the inbox POST's enqueueOnThread), in place of begin/complete.
+   * Null without a key or on other routes.
+   */
+  readonly statementIdempotency: StatementIdempotency | null;
+}
+
+/** The folded claim for an effect that is one statement (FoldedIdempotency implements it). */
+export interface StatementIdempotency {
+  readonly statementKey: StatementKey;
+  /** The statement wrote nothing: throws 409, 422 or the replay; resolves when the transactional path must answer. */
+  refused(refusal: StatementKeyRefusal, db: Queryable): Promise<void>;
+  /** The statement committed the record with its effect. */
+  recorded(): void;
 }
 
 export interface ApiResponseSpec {
@@ -91,6 +106,12 @@ export interface ApiRouteSpec<P extends TObject | undefined = TObject | undefine
    * (ctx.transaction does both), with nothing done outside it that a twin must not repeat.
    */
   idempotencyInTransaction?: boolean;
+  /**
+   * Renders a response that a statement stored as rows (`{"$rows": …}`, see
+   * statementIdempotency) back to the body the first response had, for a replay; a thread's
+   * history as storedHistoryPrefix(n). Required of a route whose handler uses statementIdempotency.
+   */
+  renderStoredRows?: (rows: Record<string, unknown>) => unknown;
   /**
    * The route takes a secret without a credential (sign-in, reset, invitation accept): each
    * well-formed request counts against auth.credential_attempts_per_address before any lookup,

@@ -12,8 +12,11 @@ import {
   JsonArrayText,
   newClaimToken,
   releaseIdempotencyKey,
+  STORED_ROWS,
   type IdempotencyScope,
   type Queryable,
+  type StatementKey,
+  type StatementKeyRefusal,
 } from '../../runtime/index.js';
 import type { ApiResult } from './api-route.js';
 
@@ -126,7 +129,42 @@ export class FoldedIdempotency {
   private staleClaim = true;
   private completed = false;
 
-  constructor(readonly scope: IdempotencyScope) {}
+  constructor(
+    readonly scope: IdempotencyScope,
+    /** Renders a record stored as rows (`{"$rows": …}`, written by a statement that records its own key) back to its response body. */
+    private readonly renderRows?: StoredRowsRenderer,
+  ) {}
+
+  /**
+   * For an effect made by ONE statement that records the key itself (enqueueOnThread): what the
+   * statement is given. The contract is the same: the statement try-locks the key's advisory
+   * lock and writes nothing when it is held or a record exists (see refused), and its record
+   * commits with its effect.
+   */
+  get statementKey(): StatementKey {
+    return { scope: this.scope, retentionSeconds: RETENTION_SECONDS, responseStatus: 201 };
+  }
+
+  /**
+   * The statement wrote nothing: a twin holds the key's lock (409), the record is another
+   * request's (422) or a completed twin's (its stored response is replayed). A claim row of the
+   * previous release resolves, leaving the answer to the transactional path (begin), which
+   * tells a stale claim from a live one.
+   */
+  async refused(refusal: StatementKeyRefusal, db: Queryable): Promise<void> {
+    if (!refusal.locked) throw new AppError('idempotency_key_in_use', 'a request with this Idempotency-Key is still in progress', { headers: { 'retry-after': '1' } });
+    const found = refusal.existing;
+    if (!found) return;
+    if (found.fingerprint !== this.scope.fingerprint) throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
+    if (found.state === 'completed' && found.status_code !== null && found.response_body !== null) {
+      throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(db, this.scope.workspace_id, found.response_body, this.renderRows), headers: { 'idempotent-replayed': 'true' } });
+    }
+  }
+
+  /** The statement committed the record with its effect. */
+  recorded(): void {
+    this.completed = true;
+  }
 
   get isCompleted(): boolean {
     return this.completed;
@@ -146,7 +184,7 @@ export class FoldedIdempotency {
         this.staleClaim = found.stale_claim;
         return;
       case 'completed':
-        throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(tx, this.scope.workspace_id, found.response_body), headers: { 'idempotent-replayed': 'true' } });
+        throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(tx, this.scope.workspace_id, found.response_body, this.renderRows), headers: { 'idempotent-replayed': 'true' } });
       case 'mismatch':
         throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
       case 'in_flight':
@@ -209,6 +247,11 @@ function releaseLater(db: Queryable, scope: IdempotencyScope, token: string): vo
  * every POST on a long thread wrote its whole history again into the record (1 MB at 2,000
  * messages: ~11 ms of PostgreSQL per POST, bench/RESULTS.md session 10).
  */
+/** Stands in a rendered body (StoredRowsRenderer) for a thread's first `count` messages, read back at replay. */
+export function storedHistoryPrefix(count: number): Record<string, number> {
+  return { [HISTORY_PREFIX]: count };
+}
+
 export function storedBody(body: unknown): string {
   const thread = (body as { thread?: { id?: unknown; message_history?: unknown } } | null | undefined)?.thread;
   const history = thread?.message_history;
@@ -216,9 +259,19 @@ export function storedBody(body: unknown): string {
   return JSON.stringify({ ...(body as object), thread: { ...thread, message_history: { [HISTORY_PREFIX]: history.length } } });
 }
 
-/** The stored response with a thread's history prefix read back (see storedBody). */
-export async function expandStoredBody(db: Queryable, workspaceId: string, text: string): Promise<unknown> {
-  const body = JSON.parse(text) as { thread?: { id?: unknown; message_history?: unknown } } | null;
+/**
+ * Renders the rows a statement stored as its response (`{"$rows": …}`) into the response body,
+ * with a thread's history as the `$history_prefix` marker (expanded by expandStoredBody): the
+ * same function of the same rows as the first response, so the replay is that response.
+ */
+export type StoredRowsRenderer = (rows: Record<string, unknown>) => unknown;
+
+/** The stored response with a thread's history prefix read back (see storedBody), rows rendered first (StoredRowsRenderer). */
+export async function expandStoredBody(db: Queryable, workspaceId: string, text: string, renderRows?: StoredRowsRenderer): Promise<unknown> {
+  const parsed = JSON.parse(text) as Record<string, unknown> | null;
+  const stored = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed[STORED_ROWS] : undefined;
+  if (stored !== undefined && !renderRows) throw new AppError('internal', 'the stored response is rows this route cannot render');
+  const body = (stored !== undefined ? renderRows!(stored as Record<string, unknown>) : parsed) as { thread?: { id?: unknown; message_history?: unknown } } | null;
   const marker = body?.thread?.message_history as Record<string, unknown> | undefined;
   const count = marker && !Array.isArray(marker) ? marker[HISTORY_PREFIX] : undefined;
   if (typeof count !== 'number' || typeof body?.thread?.id !== 'string') return body;

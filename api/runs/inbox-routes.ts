@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { AppError, entryView, getEntry, getThreadState, listEntries, runView, threadView, type InboxEntry } from '../../runtime/index.js';
+import { AppError, entryView, getEntry, getThreadState, JsonArrayText, listEntries, mapEntry, mapRun, mapThreadState, runView, threadView, type InboxEntry } from '../../runtime/index.js';
 import { engineFor, enqueueInput, RunOptions, withdrawEntry, type ThreadResult } from '../../actors/index.js';
-import { defineRoute, type ApiResult, type ApiRouteSpec } from '../framework/index.js';
+import { defineRoute, storedHistoryPrefix, type ApiResult, type ApiRouteSpec } from '../framework/index.js';
 import { Cursor, EntryRunThread, ErrorBody, InboxEntryView, InputPayload, Limit, ListOf } from '../schemas/index.js';
 
 const ThreadParams = Type.Object({ thread_id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -9,6 +9,21 @@ const Id = Type.String({ minLength: 1, maxLength: 128 });
 
 export function toThreadBody(result: ThreadResult): Record<string, unknown> {
   return { entry: entryView(result.entry), run: result.run ? runView(result.run) : null, thread: threadView(result.thread) };
+}
+
+/**
+ * The inbox POST's response from the rows its one statement stored with its key (a replay): the
+ * same views of the same rows as the first response, the history as the first response's
+ * prefix (the thread's message_count then), read back by the replay.
+ */
+function renderStoredInboxRows(rows: Record<string, unknown>): unknown {
+  const thread = mapThreadState(rows.thread as Record<string, unknown>);
+  const body = toThreadBody({
+    entry: mapEntry(rows.entry as Record<string, unknown>),
+    run: rows.run ? mapRun(rows.run as Record<string, unknown>) : null,
+    thread: { ...thread, message_history: JsonArrayText.EMPTY },
+  });
+  return { ...body, thread: { ...(body.thread as object), message_history: storedHistoryPrefix(thread.message_count) } };
 }
 
 export function inboxRoutes(): ApiRouteSpec[] {
@@ -22,8 +37,10 @@ export function inboxRoutes(): ApiRouteSpec[] {
       tag: 'runs',
       permission: 'run',
       idempotency: 'required',
-      // One commit per POST: the key is claimed in the thread actor's transaction.
+      // One commit per POST: the key is claimed in the thread actor's transaction — or, on the
+      // one-statement path, by that statement itself, whose record is the rows rendered here.
       idempotencyInTransaction: true,
+      renderStoredRows: renderStoredInboxRows,
       params: ThreadParams,
       body: Type.Object(
         {
@@ -39,21 +56,26 @@ export function inboxRoutes(): ApiRouteSpec[] {
       responses: { 201: { description: 'queued', schema: EntryRunThread }, 404: { description: 'thread, agent, revision or a resource named by options.overrides (model, reviewer model, skill) not found; details.field names the body field', schema: ErrorBody }, 409: { description: 'agent archived', schema: ErrorBody } },
       handler: async (ctx) => {
         const engine = engineFor(ctx.services);
+        const respond = (result: ThreadResult): ApiResult => {
+          // links the request's log record to the entry and run it created
+          ctx.request.log.entry_id = result.entry.id;
+          if (result.run) ctx.request.log.run_id = result.run.id;
+          return { status: 201, body: toThreadBody(result) };
+        };
         let response: ApiResult | undefined;
-        await enqueueInput(
+        const result = await enqueueInput(
           engine,
           { workspaceId: ctx.workspaceId, threadId: ctx.params.thread_id, principal: ctx.principal, requestKey: ctx.request.headers['idempotency-key'] ?? null },
           { ...ctx.body, payload: ctx.body.payload as Record<string, unknown>, options: ctx.body.options as Record<string, unknown> | undefined },
           async (tx, result) => {
-            // links the request's log record to the entry and run it created
-            ctx.request.log.entry_id = result.entry.id;
-            if (result.run) ctx.request.log.run_id = result.run.id;
-            response = { status: 201, body: toThreadBody(result) };
+            response = respond(result);
             await ctx.completeIdempotency(tx, response);
           },
           (tx) => ctx.beginIdempotency(tx),
+          // The one-statement path records the key itself (its response is then built here).
+          ctx.statementIdempotency,
         );
-        return response!;
+        return response ?? respond(result);
       },
     }),
     defineRoute({

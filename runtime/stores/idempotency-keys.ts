@@ -98,7 +98,7 @@ export async function lockIdempotencyScope(tx: Queryable, scope: IdempotencyScop
   // after the try-lock in statement order, so it is read under the lock when the lock was
   // taken; when it was not, the read is simply ignored (409, no wait either way).
   const [locked, existing] = await Promise.all([
-    tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked`, [scopeLockKey(scope)]),
+    tx.query<{ locked: boolean }>(`select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked`, [idempotencyLockKey(scope)]),
     tx.query(`select fingerprint, state, locked_until < now() as stale, status_code, response_body from idempotency_keys where ${SCOPE}`, scopeValues(scope)),
   ]);
   if (!locked.rows[0]?.locked) return { outcome: 'in_flight' };
@@ -160,6 +160,30 @@ export function insertCompletedIdempotencyKeyAtCommit(
   );
 }
 
-function scopeLockKey(s: IdempotencyScope): string {
+/** The key of the scope's transaction-level advisory lock (hashed with hashtextextended(…, 0)). */
+export function idempotencyLockKey(s: IdempotencyScope): string {
   return `idempotency\n${s.workspace_id}\n${s.principal_id}\n${s.method}\n${s.route}\n${s.key}`;
+}
+
+/** The existing record a folded statement found for its key (enqueue-input.ts). */
+export interface IdempotencyRecordFound {
+  fingerprint: string;
+  state: 'in_flight' | 'completed';
+  stale: boolean;
+  status_code: number | null;
+  response_body: string | null;
+}
+
+/** What a statement that records its own key (the folded claim in ONE statement) is given. */
+export interface StatementKey {
+  scope: IdempotencyScope;
+  retentionSeconds: number;
+  /** The status of the response the record stores when the effect is made. */
+  responseStatus: number;
+}
+
+/** A statement's key gate that stayed closed: the key's lock was held by a twin, or a record exists. */
+export interface StatementKeyRefusal {
+  locked: boolean;
+  existing: IdempotencyRecordFound | null;
 }

@@ -49,6 +49,55 @@ test('a replayed inbox POST answers the stored response with Idempotent-Replayed
   assert.equal(positions.map((p) => p.position), [1], 'the replay took no position');
 });
 
+test('a replay answers the first response even after its entry and run changed (the record holds the rows it was made of)', async () => {
+  const thread = await newThread();
+  const first = await post(f.service.url, thread, 'fold-snapshot', 'hello');
+  assert.is(first.status, 201, JSON.stringify(first.body));
+  const stored = (await query<{ body: string }>(f.db.url, `select response_body as body from idempotency_keys where key = 'fold-snapshot'`))[0]!.body;
+  assert.ok(stored.startsWith('{"$rows"'), 'the one-statement path stored its rows');
+  // The run and its entry move on after the response.
+  await query(f.db.url, `update runs set status = 'cancelled', version = version + 1 where id = $1`, [first.body.run.id]);
+  await query(f.db.url, `update inbox_entries set status = 'failed', version = version + 1 where id = $1`, [first.body.entry.id]);
+  for (const base of [f.service.url, second.url]) {
+    const again = await post(base, thread, 'fold-snapshot', 'hello');
+    assert.is(again.status, 201);
+    assert.is(again.replayed, 'true');
+    assert.equal(again.body, first.body);
+  }
+});
+
+test('a twin that commits its record after the statement\'s snapshot makes the statement fail whole; the request then answers the replay', async () => {
+  const thread = await newThread();
+  const source = await post(f.service.url, thread, 'fold-race-source', 'race');
+  assert.is(source.status, 201);
+  // The twin: a record for the key, inserted by a transaction left open (it takes no advisory
+  // lock, as a twin between its lock's release and the statement's lock would have committed).
+  const holder = new pg.Client({ connectionString: f.db.url });
+  await holder.connect();
+  try {
+    await holder.query('begin');
+    await holder.query(
+      `insert into idempotency_keys (workspace_id, principal_id, method, route, key, fingerprint, state, status_code, response_body, expires_at)
+       select workspace_id, principal_id, method, route, 'fold-race', fingerprint, state, status_code, response_body, expires_at from idempotency_keys where key = 'fold-race-source'`,
+    );
+    // The statement sees no record (not committed), takes the lock and the thread, then waits on the key's primary key.
+    const racing = post(f.service.url, thread, 'fold-race', 'race');
+    await new Promise((r) => setTimeout(r, 400));
+    await holder.query('commit');
+    const answered = await racing;
+    assert.is(answered.status, 201, JSON.stringify(answered.body));
+    assert.is(answered.replayed, 'true');
+    assert.equal(answered.body, source.body);
+  } finally {
+    await holder.end();
+  }
+  assert.is(await entriesWithKey('fold-race'), 0, 'the statement\'s effect rolled back with it');
+  const positions = await query<{ position: number }>(f.db.url, 'select position from inbox_entries where thread_id = $1 order by position', [thread]);
+  assert.equal(positions.map((p) => p.position), [1]);
+  const next = await query<{ next_position: number }>(f.db.url, 'select next_position from threads where id = $1', [thread]);
+  assert.is(next[0]!.next_position, 2, 'no position taken');
+});
+
 test('the same key with a different body is 422 idempotency_key_reused and adds nothing', async () => {
   const thread = await newThread();
   assert.is((await post(f.service.url, thread, 'fold-2', 'one')).status, 201);

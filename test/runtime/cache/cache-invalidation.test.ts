@@ -36,10 +36,18 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 }
 
 /** Polls `request` until it answers `status`; returns the milliseconds that took. */
+/**
+ * Requests one after another from t0 (right after the change committed) until one answers
+ * `status`; returns when that request was SENT, relative to t0: the change was in force for a
+ * request sent that long after the commit (the previous one, sent earlier, still saw the old
+ * state). The bound the tests check is the propagation's, so the request's own time on a
+ * loaded machine (the answer's trip back) is not counted in it.
+ */
 async function msUntilStatus(status: number, request: () => Promise<{ status: number }>, timeoutMs = 2_000): Promise<number> {
   const t0 = performance.now();
   for (;;) {
-    if ((await request()).status === status) return performance.now() - t0;
+    const sent = performance.now();
+    if ((await request()).status === status) return sent - t0;
     if (performance.now() - t0 > timeoutMs) throw new Error(`no ${status} within ${timeoutMs} ms`);
   }
 }
