@@ -8,7 +8,7 @@
 // (one that assigns a transaction id, writes a commit record and waits for its fsync) when it
 // did not end in ROLLBACK/error and either a command reported rows written (INSERT/UPDATE/
 // DELETE/MERGE/COPY n > 0) or a statement took row locks (`for update`, `for no key update`,
-// `for share`) and returned rows — what makes PostgreSQL assign an xid. Read-only transactions (the credential
+// `for share`) and returned rows, or a WITH holding an INSERT, UPDATE or DELETE returned rows — what makes PostgreSQL assign an xid. Read-only transactions (the credential
 // lookup, a poll that found nothing, an UPDATE that matched no row) are counted apart.
 // Transactions whose statements all match BACKGROUND are the schedulers' own bookkeeping
 // (pg-boss jobs, the outbox sender's per-kind backlog state), counted apart.
@@ -55,6 +55,11 @@ export interface RecordedTransaction {
 const WRITE_TAG = /^(INSERT \d+|UPDATE|DELETE|MERGE|COPY) (\d+)$/;
 const BACKGROUND = /pgboss\.|outbox_kind_states/;
 const ROW_LOCK = /\bfor\s+(no\s+key\s+update|update|share|key\s+share)\b/i;
+// A SELECT whose WITH holds a data-modifying statement (the inbox POST's one statement,
+// runtime/stores/enqueue-input.ts) completes as `SELECT n`, whatever its CTEs wrote: it is
+// counted as writing when it returned rows. (Its gate may have kept it from writing — a replay
+// — which the wire does not show; the scenarios that count commits send no replays.)
+const MODIFYING_CTE = /^\s*with\b[\s\S]*\b(insert\s+into|update\s+\w+\s+set|delete\s+from)\b/i;
 
 /** Yields complete messages from a byte stream; `typed` false for the untyped startup message. */
 class MessageReader {
@@ -153,8 +158,8 @@ export async function startTransactionCounter(target: { host: string; port: numb
             else {
               counts.transactions++;
               // BENCH_DB_COMMITS_LOG=all: read-only transactions are logged too (marked), for diagnosis
-              if (logReadOnly && !(wrote || (selected && texts.some((t) => ROW_LOCK.test(t)))) && !texts.every((t) => BACKGROUND.test(t))) log.push(['(read-only)', ...texts]);
-              if (wrote || (selected && texts.some((t) => ROW_LOCK.test(t)))) {
+              if (logReadOnly && !(wrote || (selected && texts.some((t) => ROW_LOCK.test(t) || MODIFYING_CTE.test(t)))) && !texts.every((t) => BACKGROUND.test(t))) log.push(['(read-only)', ...texts]);
+              if (wrote || (selected && texts.some((t) => ROW_LOCK.test(t) || MODIFYING_CTE.test(t)))) {
                 counts.writing++;
                 if (texts.every((t) => BACKGROUND.test(t))) counts.writing_background++;
                 else log.push(texts);

@@ -7,7 +7,14 @@ import type { ThreadActors } from './thread-actors.js';
  * advance, so what it writes commits exactly when the seal does. It must not throw for a run
  * it does not concern; a failure it cannot absorb rolls the seal back.
  */
-export type SealHook = (tx: pg.PoolClient, sealed: RunRow, services: Services, thread: ThreadState) => Promise<void>;
+export type SealHook = ((tx: pg.PoolClient, sealed: RunRow, services: Services, thread: ThreadState) => Promise<void>) & {
+  /**
+   * Whether the hook may issue statements for a run of this status on this thread (read under
+   * the thread lock). A seal that no hook concerns commits with its last statements (one round
+   * trip fewer, sealAndAdvance); without this predicate every seal is taken to concern the hook.
+   */
+  readonly concerns?: (thread: ThreadState, status: string) => boolean;
+};
 
 /** What the thread operations and the worker host share in one process. */
 export interface EngineContext {

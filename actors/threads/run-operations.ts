@@ -8,6 +8,7 @@ import {
   getRunById,
   lockThread,
   publishEvent,
+  readSubscriptionFilters,
   requestRunCancel,
   runView,
   sealRun,
@@ -81,6 +82,14 @@ export function advanceThread(context: EngineContext, workspaceId: string, threa
   });
 }
 
+/** The attempt's final step, committed in the seal's transaction (worker/attempt-runner.ts). */
+export interface FinalStepCommit {
+  /** Commits the step's rows and moves its pointer, fenced by the attempt; false when fenced out (nothing written). */
+  commit(tx: pg.PoolClient): Promise<boolean>;
+  /** The pending steer entries the step marks incorporated (by a statement issued after its pointer's answer). */
+  readonly incorporated: readonly string[];
+}
+
 /** The seal matched no row (its attempt was fenced out): everything issued with it rolls back. */
 class SealFencedOut extends Error {
   constructor() {
@@ -93,7 +102,7 @@ class SealFencedOut extends Error {
  * exactly once (sealRun matches only an unsealed run owned by `attemptId`), its source entry is
  * finished, its messages join the thread's history, and — unless it waits — the thread is idle
  * again and its next queued input starts. Returns undefined when the seal was fenced out.
- * `beforeSeal` runs first under the thread lock (the attempt's final step commit).
+ * `finalStep` commits first under the thread lock (the attempt's final step).
  *
  * Round trips (the pool pipelines, runtime/db/transaction.ts): (1) BEGIN, the thread row lock
  * and the final step's fenced pointer move; (2) the step's rows, the seal and everything the
@@ -103,6 +112,11 @@ class SealFencedOut extends Error {
  * rolled back with it (SealFencedOut), so a fenced-out seal still writes nothing. Only rare
  * work waits for the seal's row: a subagent wait's children, a child's announcement, the next
  * queued input's run, the seal hooks.
+ *
+ * The common seal — an attempt's final step, the run ending (not waiting), no queued input, no
+ * webhook for the run's status, no seal hook or parent concerned — is TWO round trips (see
+ * sealWithCommit): (1) as above plus the first pending entry's read; (2) the seal's statements
+ * and the COMMIT together.
  */
 export function sealAndAdvance(
   context: EngineContext,
@@ -111,9 +125,13 @@ export function sealAndAdvance(
   change: SealChange,
   history: unknown[],
   inTransaction?: (tx: pg.PoolClient, sealed: RunRow) => Promise<void>,
-  beforeSeal?: (tx: pg.PoolClient) => Promise<boolean>,
+  finalStep?: FinalStepCommit,
 ): Promise<RunRow | undefined> {
   return context.actors.run(run.thread_id, async () => {
+    // Decided before the transaction from what no statement needs to tell: whether the seal can
+    // commit with its own statements (the thread's part is decided under its lock, below).
+    const mayCommitWithSeal = attemptId !== null && finalStep !== undefined && change.status !== 'waiting' && !inTransaction
+      && !(await announces(context, run.workspace_id, `run.${change.status}`));
     const events = new ThreadEvents();
     /** Parents to tell at once, after the commit, that a child of theirs ended. */
     const parents: string[] = [];
@@ -124,7 +142,7 @@ export function sealAndAdvance(
     // A seal by an attempt (its worker) or a sweep is background work (PoolLane): the run's
     // output is already on the stream. An API cancel (no attempt) answers a request.
     const pool = attemptId !== null ? backgroundLane(context.services.pool) : context.services.pool;
-    const sealed = await withTransaction(pool, async (tx) => {
+    const result = await withTransaction(pool, async (tx): Promise<RunRow | CommittingSeal | undefined> => {
       nextRun = null;
       parents.length = 0; // a retried transaction starts over
       events.clear();
@@ -134,9 +152,19 @@ export function sealAndAdvance(
       // The run's final step (its items and checkpoint pointer) commits in this transaction,
       // before the seal: fenced by the attempt like any step (RUNS.md 2, 3); fenced out, nothing
       // is written and the seal is not attempted.
-      const stepping = beforeSeal ? inFlight(beforeSeal(tx)) : null;
+      const stepping = finalStep ? inFlight(finalStep.commit(tx)) : null;
+      // The thread's first pending entry, read in the same round trip, behind the lock: under
+      // READ COMMITTED this statement's snapshot is taken once the lock is granted, so it sees
+      // every entry committed before (an entry is only ever added or withdrawn under this lock,
+      // so none changes while it is held). The steer entries the final step incorporates are
+      // excluded: the step's statement that marks them is issued after this read.
+      const pendingRead = mayCommitWithSeal ? inFlight(firstPendingEntry(tx, run.thread_id, finalStep!.incorporated)) : null;
       const thread = await locking;
       if (stepping && !(await stepping)) return undefined;
+      const pending = pendingRead ? await pendingRead : undefined;
+      if (pending === null && thread.origin !== 'subagent' && !context.sealHooks.some((hook) => !hook.concerns || hook.concerns(thread, change.status))) {
+        return sealWithCommit(tx, run, attemptId!, change, history, thread, events);
+      }
       const idle = change.status !== 'waiting';
       // The history the run leaves is the thread's (message_count, read under the lock) plus
       // what the seal appends: recorded by the seal itself, not measured by a statement after.
@@ -195,6 +223,13 @@ export function sealAndAdvance(
       if (error instanceof SealFencedOut) return undefined;
       throw error;
     });
+    let sealed: RunRow | undefined;
+    try {
+      sealed = result && 'committing' in result ? await result.committing : result;
+    } catch (error) {
+      local.settle(null);
+      throw error;
+    }
     const publishing = events.publish(context, run.thread_id);
     local.settle(nextRun);
     await publishing;
@@ -202,6 +237,56 @@ export function sealAndAdvance(
     for (const parent of parents) deliverChildResultSoon(context, parent);
     return sealed;
   });
+}
+
+/** The last statements of a seal that needs nothing after them (sealAndAdvance): the COMMIT follows at once. */
+interface CommittingSeal {
+  readonly committing: Promise<RunRow>;
+}
+
+/**
+ * Issues the seal, the source entry's finish and the thread's release and returns without
+ * waiting for their answers, so withTransaction's COMMIT leaves with them: round trip 2 is the
+ * last. Safe to commit unseen because nothing can fence the seal out any more: the final step's
+ * pointer move (round trip 1) matched the run only while this attempt held it running, and left
+ * its row locked FOR UPDATE until this transaction ends — the seal's own condition (this
+ * attempt, unsealed, running) holds when it executes. A statement that fails aborts the
+ * transaction and the COMMIT answers ROLLBACK, as ever. Nothing else is issued: the caller
+ * checked that no queued entry waits (so no next run), no webhook wants the status, no seal
+ * hook and no parent (a subagent thread) is concerned.
+ */
+function sealWithCommit(
+  tx: pg.PoolClient,
+  run: Pick<RunRow, 'id' | 'workspace_id' | 'thread_id' | 'source_entry_id'>,
+  attemptId: string,
+  change: SealChange,
+  history: unknown[],
+  thread: ThreadState,
+  events: ThreadEvents,
+): CommittingSeal {
+  const sealing = inFlight(sealRun(tx, run.id, attemptId, change, thread.message_count + history.length));
+  const finishing = run.source_entry_id
+    ? inFlight(updateEntry(tx, run.source_entry_id, { status: change.status === 'completed' ? 'completed' : 'failed', finished: true, ...(change.failure ? { failure: change.failure } : {}) }))
+    : null;
+  const freeing = inFlight(setThreadRuns(tx, thread.id, null, run.id, history));
+  const committing = (async () => {
+    const done = await sealing;
+    // Cannot happen while the step's row lock holds (above); refuse to go on as if sealed.
+    if (!done) throw new Error(`the seal of run ${run.id} matched no row under its attempt's row lock`);
+    events.run(done);
+    const entry = finishing ? await finishing : null;
+    if (entry) events.entry(entry);
+    events.thread(await freeing);
+    return done;
+  })();
+  committing.catch(() => undefined); // awaited after the COMMIT; its failure is the transaction's
+  return { committing };
+}
+
+/** Whether a webhook subscription of the workspace wants events of this type (an outbox row in the transaction). */
+async function announces(context: EngineContext, workspaceId: string, type: string): Promise<boolean> {
+  const filters = await readSubscriptionFilters(context.services.caches, context.services.pool, workspaceId);
+  return filters.some((s) => s.events.includes(type));
 }
 
 /**

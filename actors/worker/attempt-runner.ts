@@ -296,7 +296,9 @@ export class AttemptRunner {
     // The checkpoint object first: the pointer that the seal's transaction moves to it must
     // never name a missing object.
     const key = step ? await this.persist(() => writeCheckpoint(this.context.services, step)) : null;
-    const commitFinalStep = step && key ? async (tx: import('pg').PoolClient) => (await commitStepIn(tx, step, key, (t, k) => this.releaseCheckpoint(t, k))).ok : undefined;
+    const commitFinalStep = step && key
+      ? { commit: async (tx: import('pg').PoolClient) => (await commitStepIn(tx, step, key, (t, k) => this.releaseCheckpoint(t, k))).ok, incorporated: step.incorporatedEntryIds }
+      : undefined;
     // The seal ends this attempt's row in its own statement (sealRun), so nothing is left open
     // if the process dies right after it commits.
     let sealed = await this.persist(() => {

@@ -92,8 +92,10 @@ export async function listEntries(db: Queryable, threadId: string, page: { after
 }
 
 /** The pending entry with the lowest position: queued inputs start in position order. */
-export async function firstPendingEntry(db: Queryable, threadId: string): Promise<InboxEntry | null> {
-  const result = await db.query(`select * from inbox_entries where thread_id = $1 and status = 'pending' order by position limit 1`, [threadId]);
+export async function firstPendingEntry(db: Queryable, threadId: string, except: readonly string[] = []): Promise<InboxEntry | null> {
+  const result = except.length === 0
+    ? await db.query(`select * from inbox_entries where thread_id = $1 and status = 'pending' order by position limit 1`, [threadId])
+    : await db.query(`select * from inbox_entries where thread_id = $1 and status = 'pending' and id <> all($2::text[]) order by position limit 1`, [threadId, except]);
   return result.rows[0] ? mapEntry(result.rows[0]) : null;
 }
 

@@ -98,11 +98,24 @@ async function recordFindings(tx: pg.PoolClient, analysis: FindingAnalysis, seal
  * runs under a savepoint: a failure here is logged and leaves the analysis without findings
  * rather than undoing the seal of its run.
  */
-export async function recordAnalysisFindings(tx: pg.PoolClient, sealed: RunRow, services: Services, thread: ThreadState): Promise<void> {
-  if (sealed.status !== 'completed') return;
-  // An analysis's run is on the thread start-analysis made for it, labelled with the analysis
-  // id: any other thread's run needs no lookup (a statement saved on every seal).
-  if (typeof thread.labels?.finding_analysis_id !== 'string') return;
+export const recordAnalysisFindings = Object.assign(
+  async (tx: pg.PoolClient, sealed: RunRow, services: Services, thread: ThreadState): Promise<void> => {
+    if (!concernsAnalysis(thread, sealed.status)) return;
+    await recordCompletedAnalysis(tx, sealed, services);
+  },
+  { concerns: concernsAnalysis },
+);
+
+/**
+ * An analysis's run is on the thread start-analysis made for it, labelled with the analysis id:
+ * any other thread's run needs no lookup (a statement saved on every seal), and only a
+ * completed one has findings.
+ */
+function concernsAnalysis(thread: ThreadState, status: string): boolean {
+  return status === 'completed' && typeof thread.labels?.finding_analysis_id === 'string';
+}
+
+async function recordCompletedAnalysis(tx: pg.PoolClient, sealed: RunRow, services: Services): Promise<void> {
   const analysis = await lockFindingAnalysisOfRun(tx, sealed.id);
   if (!analysis) return;
   await tx.query('savepoint record_findings');
