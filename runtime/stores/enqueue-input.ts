@@ -65,41 +65,8 @@ export interface EnqueueKeyRefused {
 /** The stored response of a key recorded by enqueueOnThread: the rows the response was made of. */
 export const STORED_ROWS = '$rows';
 
-/**
- * The inbox POST's work on its thread in ONE statement (with the pipelined BEGIN and
- * Idempotency-Key statements, one round trip): what lockThreadTakingPosition, insertEntry,
- * insertRun and setThreadRuns do one by one for the other thread operations.
- *
- * Invariants, each enforced here:
- * - The thread row is locked by the UPDATE, which takes the position (`next_position`) and, only
- *   if `current_run_id` is null in the row version it locked (READ COMMITTED re-reads a row
- *   changed since the snapshot before updating it), makes the new run current. Positions are
- *   therefore assigned under the row lock: gap-free, in commit order (RUNS.md invariant 1); and
- *   a thread has at most one current run (`started` is true only when the lock saw it idle).
- * - The entry is inserted at the taken position, born assigned to the run when one started,
- *   pending otherwise; the run and (claimed here) its attempt are inserted only when started,
- *   from the locked row (session, history length), so run, entry and thread always agree.
- * - The history returned is the locked row version's (RETURNING), never an older snapshot.
- * - NOTIFYs (accepted run; steer for the thread's current run) are delivered only if the
- *   transaction commits.
- * - With a key (`input.key`), the whole POST is this one statement, its own transaction: the
- *   key's transaction-level advisory lock is try-locked first (g; a twin holding it → refused,
- *   409, never a wait), then the record is looked up (x); the thread's UPDATE — and so every
- *   write after it, which all read t — happens only when the lock was taken and no record
- *   exists (a one-time filter, evaluated before any row is locked; lock order as in the
- *   transactional path: the key's lock, then the row). The completed record is inserted from
- *   the same rows (k: a plain INSERT). The lookup reads the statement's snapshot, taken before
- *   the lock: a twin that committed in between is not seen by x, but its record makes k's
- *   INSERT fail on the primary key (23505), which aborts the whole statement — exactly one
- *   effect per key either way. The record stores the rows (`{"$rows": …}`) the response is
- *   rendered from, as the response was (api/framework/idempotency.ts).
- * A thread missing from the workspace returns null and inserts nothing.
- */
-export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInput): Promise<EnqueuedInput | EnqueueKeyRefused | null> {
-  const claim = input.claim;
-  const key = input.key ?? null;
-  const result = await db.query<{ key_locked: boolean; key_existing: IdempotencyRecordFound | null; thread: Record<string, unknown> | null; history: string | null; entry: Record<string, unknown> | null; run: Record<string, unknown> | null }>(
-    `with g as (
+/** The statement's text, built once (a text built per call would be hashed and compared in full by the prepared-statement lookup, runtime/db/pool.ts). */
+const ENQUEUE_SQL = `with g as (
        select case when $24::text is null then true else pg_try_advisory_xact_lock(hashtextextended($24::text, 0)) end as locked
      ), x as (
        select fingerprint, state, locked_until < now() as stale, status_code, response_body from idempotency_keys
@@ -144,7 +111,43 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
        left join lateral (
          select pg_notify($22::text, cr.id) from runs cr
          where not t.started and $5::text = 'steer' and cr.id = t.current_run_id and cr.status in ('accepted', 'running')
-       ) steered on true`,
+       ) steered on true`;
+
+/**
+ * The inbox POST's work on its thread in ONE statement (with the pipelined BEGIN and
+ * Idempotency-Key statements, one round trip): what lockThreadTakingPosition, insertEntry,
+ * insertRun and setThreadRuns do one by one for the other thread operations.
+ *
+ * Invariants, each enforced here:
+ * - The thread row is locked by the UPDATE, which takes the position (`next_position`) and, only
+ *   if `current_run_id` is null in the row version it locked (READ COMMITTED re-reads a row
+ *   changed since the snapshot before updating it), makes the new run current. Positions are
+ *   therefore assigned under the row lock: gap-free, in commit order (RUNS.md invariant 1); and
+ *   a thread has at most one current run (`started` is true only when the lock saw it idle).
+ * - The entry is inserted at the taken position, born assigned to the run when one started,
+ *   pending otherwise; the run and (claimed here) its attempt are inserted only when started,
+ *   from the locked row (session, history length), so run, entry and thread always agree.
+ * - The history returned is the locked row version's (RETURNING), never an older snapshot.
+ * - NOTIFYs (accepted run; steer for the thread's current run) are delivered only if the
+ *   transaction commits.
+ * - With a key (`input.key`), the whole POST is this one statement, its own transaction: the
+ *   key's transaction-level advisory lock is try-locked first (g; a twin holding it → refused,
+ *   409, never a wait), then the record is looked up (x); the thread's UPDATE — and so every
+ *   write after it, which all read t — happens only when the lock was taken and no record
+ *   exists (a one-time filter, evaluated before any row is locked; lock order as in the
+ *   transactional path: the key's lock, then the row). The completed record is inserted from
+ *   the same rows (k: a plain INSERT). The lookup reads the statement's snapshot, taken before
+ *   the lock: a twin that committed in between is not seen by x, but its record makes k's
+ *   INSERT fail on the primary key (23505), which aborts the whole statement — exactly one
+ *   effect per key either way. The record stores the rows (`{"$rows": …}`) the response is
+ *   rendered from, as the response was (api/framework/idempotency.ts).
+ * A thread missing from the workspace returns null and inserts nothing.
+ */
+export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInput): Promise<EnqueuedInput | EnqueueKeyRefused | null> {
+  const claim = input.claim;
+  const key = input.key ?? null;
+  const result = await db.query<{ key_locked: boolean; key_existing: IdempotencyRecordFound | null; thread: Record<string, unknown> | null; history: string | null; entry: Record<string, unknown> | null; run: Record<string, unknown> | null }>(
+    ENQUEUE_SQL,
     [
       input.workspace_id, input.thread_id, input.entry_id, input.kind, input.delivery, JSON.stringify(input.payload), JSON.stringify(input.options),
       input.agent_id, input.agent_revision_id, input.principal_id, input.request_key, input.run.id,
