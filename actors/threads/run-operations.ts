@@ -11,6 +11,7 @@ import {
   readSubscriptionFilters,
   requestRunCancel,
   runView,
+  sealReleasingThread,
   sealRun,
   setThreadRuns,
   updateEntry,
@@ -113,10 +114,10 @@ class SealFencedOut extends Error {
  * work waits for the seal's row: a subagent wait's children, a child's announcement, the next
  * queued input's run, the seal hooks.
  *
- * The common seal — an attempt's final step, the run ending (not waiting), no queued input, no
- * webhook for the run's status, no seal hook or parent concerned — is TWO round trips (see
- * sealWithCommit): (1) as above plus the first pending entry's read; (2) the seal's statements
- * and the COMMIT together.
+ * The common seal — by an attempt (or a sweep, for it), the run ending (not waiting), no queued
+ * input, no webhook for the run's status, no seal hook or parent concerned — is TWO round trips
+ * (see sealWithCommit): (1) as above plus the first pending entry's read; (2) the seal, the
+ * entry and the thread in one statement, with the COMMIT.
  */
 export function sealAndAdvance(
   context: EngineContext,
@@ -130,7 +131,7 @@ export function sealAndAdvance(
   return context.actors.run(run.thread_id, async () => {
     // Decided before the transaction from what no statement needs to tell: whether the seal can
     // commit with its own statements (the thread's part is decided under its lock, below).
-    const mayCommitWithSeal = attemptId !== null && finalStep !== undefined && change.status !== 'waiting' && !inTransaction
+    const mayCommitWithSeal = attemptId !== null && change.status !== 'waiting' && !inTransaction
       && !(await announces(context, run.workspace_id, `run.${change.status}`));
     const events = new ThreadEvents();
     /** Parents to tell at once, after the commit, that a child of theirs ended. */
@@ -158,12 +159,13 @@ export function sealAndAdvance(
       // every entry committed before (an entry is only ever added or withdrawn under this lock,
       // so none changes while it is held). The steer entries the final step incorporates are
       // excluded: the step's statement that marks them is issued after this read.
-      const pendingRead = mayCommitWithSeal ? inFlight(firstPendingEntry(tx, run.thread_id, finalStep!.incorporated)) : null;
+      const pendingRead = mayCommitWithSeal ? inFlight(firstPendingEntry(tx, run.thread_id, finalStep?.incorporated)) : null;
       const thread = await locking;
       if (stepping && !(await stepping)) return undefined;
       const pending = pendingRead ? await pendingRead : undefined;
       if (pending === null && thread.origin !== 'subagent' && !context.sealHooks.some((hook) => !hook.concerns || hook.concerns(thread, change.status))) {
-        return sealWithCommit(tx, run, attemptId!, change, history, thread, events);
+        // (mayCommitWithSeal: the status is not waiting)
+        return sealWithCommit(tx, run, attemptId!, { ...change, status: change.status as 'completed' | 'failed' | 'cancelled' }, history, thread, events);
       }
       const idle = change.status !== 'waiting';
       // The history the run leaves is the thread's (message_count, read under the lock) plus
@@ -239,46 +241,42 @@ export function sealAndAdvance(
   });
 }
 
-/** The last statements of a seal that needs nothing after them (sealAndAdvance): the COMMIT follows at once. */
+/** The last statement of a seal that needs nothing after it (sealAndAdvance): the COMMIT follows at once. */
 interface CommittingSeal {
-  readonly committing: Promise<RunRow>;
+  /** The sealed run, or undefined when the seal was fenced out (and the statement wrote nothing). */
+  readonly committing: Promise<RunRow | undefined>;
 }
 
 /**
- * Issues the seal, the source entry's finish and the thread's release and returns without
- * waiting for their answers, so withTransaction's COMMIT leaves with them: round trip 2 is the
- * last. Safe to commit unseen because nothing can fence the seal out any more: the final step's
- * pointer move (round trip 1) matched the run only while this attempt held it running, and left
- * its row locked FOR UPDATE until this transaction ends — the seal's own condition (this
- * attempt, unsealed, running) holds when it executes. A statement that fails aborts the
- * transaction and the COMMIT answers ROLLBACK, as ever. Nothing else is issued: the caller
- * checked that no queued entry waits (so no next run), no webhook wants the status, no seal
- * hook and no parent (a subagent thread) is concerned.
+ * Issues the seal with the source entry's finish and the thread's release — ONE statement
+ * (sealReleasingThread) — and returns without waiting for its answer, so withTransaction's
+ * COMMIT leaves with it: round trip 2 is the last. Committing unseen is safe because the
+ * statement is fenced whole: the entry and the thread change only when the seal matched (this
+ * attempt's run, unsealed). Fenced out, it writes nothing and the seal answers undefined, as
+ * the three-round-trip path does — with one difference a final step makes: its rows, issued
+ * before, are a step commit fenced by its own pointer move; and that move (round trip 1) left
+ * the run's row locked FOR UPDATE under this attempt, so the seal cannot miss after it. A
+ * statement that fails aborts the transaction and the COMMIT answers ROLLBACK, as ever.
+ * Nothing else is issued: the caller checked that no queued entry waits (so no next run), no
+ * webhook wants the status, no seal hook and no parent (a subagent thread) is concerned.
  */
 function sealWithCommit(
   tx: pg.PoolClient,
   run: Pick<RunRow, 'id' | 'workspace_id' | 'thread_id' | 'source_entry_id'>,
   attemptId: string,
-  change: SealChange,
+  change: SealChange & { status: 'completed' | 'failed' | 'cancelled' },
   history: unknown[],
   thread: ThreadState,
   events: ThreadEvents,
 ): CommittingSeal {
-  const sealing = inFlight(sealRun(tx, run.id, attemptId, change, thread.message_count + history.length));
-  const finishing = run.source_entry_id
-    ? inFlight(updateEntry(tx, run.source_entry_id, { status: change.status === 'completed' ? 'completed' : 'failed', finished: true, ...(change.failure ? { failure: change.failure } : {}) }))
-    : null;
-  const freeing = inFlight(setThreadRuns(tx, thread.id, null, run.id, history));
-  const committing = (async () => {
-    const done = await sealing;
-    // Cannot happen while the step's row lock holds (above); refuse to go on as if sealed.
-    if (!done) throw new Error(`the seal of run ${run.id} matched no row under its attempt's row lock`);
-    events.run(done);
-    const entry = finishing ? await finishing : null;
-    if (entry) events.entry(entry);
-    events.thread(await freeing);
-    return done;
-  })();
+  const sealing = inFlight(sealReleasingThread(tx, run, attemptId, change, thread.message_count + history.length, history));
+  const committing = sealing.then((done) => {
+    if (!done) return undefined; // fenced out: nothing was written
+    events.run(done.run);
+    if (done.entry) events.entry(done.entry);
+    events.thread(done.thread);
+    return done.run;
+  });
   committing.catch(() => undefined); // awaited after the COMMIT; its failure is the transaction's
   return { committing };
 }

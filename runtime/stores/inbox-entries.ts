@@ -93,6 +93,7 @@ export async function listEntries(db: Queryable, threadId: string, page: { after
 
 /** The pending entry with the lowest position: queued inputs start in position order. */
 export async function firstPendingEntry(db: Queryable, threadId: string, except: readonly string[] = []): Promise<InboxEntry | null> {
+  // `except`: entries a statement issued later in the same transaction takes (a final step's incorporated steer entries).
   const result = except.length === 0
     ? await db.query(`select * from inbox_entries where thread_id = $1 and status = 'pending' order by position limit 1`, [threadId])
     : await db.query(`select * from inbox_entries where thread_id = $1 and status = 'pending' and id <> all($2::text[]) order by position limit 1`, [threadId, except]);

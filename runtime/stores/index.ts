@@ -17,6 +17,7 @@ export * from './threads.js';
 export * from './inbox-entries.js';
 export * from './runs.js';
 export * from './run-leases.js';
+export * from './seal-release.js';
 export * from './run-checkpoints.js';
 export * from './worker-sessions.js';
 export * from './run-items.js';

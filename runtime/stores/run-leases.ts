@@ -115,8 +115,15 @@ export async function sealRun(db: Queryable, runId: string, attemptId: string | 
   // The attempt that held the run ends in the same statement as the seal: a process killed
   // right after the seal commits can no longer leave the attempt row open on a sealed run.
   // coalesce keeps an attempt that already ended (expired, or a waiting run's) as it was.
-  const result = await db.query(
-    `with sealed as (
+  const result = await db.query(SEAL_RUN_SQL, sealValues(runId, attemptId, change, historyEnd));
+  return result.rows[0] ? mapRun(result.rows[0]) : undefined;
+}
+
+/**
+ * The seal's two CTEs, `sealed` and `ended` ($1 run, $2 attempt or null, $3–$8 the change,
+ * $9 the history's end): shared by sealRun and sealReleasingThread (seal-release.ts).
+ */
+export const SEAL_CTES = `sealed as (
        update runs set status = $3, output = $4, failure = $5, wait_reason = $6, pending = $7, usage = $8, usage_at_seal = $8,
               sealed_at = coalesce(sealed_at, now()), updated_at = now(), version = version + 1, lease_owner = null, lease_expires_at = null,
               history_end = coalesce($9::int, history_end)
@@ -128,11 +135,14 @@ export async function sealRun(db: Queryable, runId: string, attemptId: string | 
      ), ended as (
        update run_attempts a set ended_at = coalesce(a.ended_at, now()), outcome = coalesce(a.outcome, s.status), charged = a.charged or s.status = 'failed'
          from sealed s where a.id = s.current_attempt_id and a.ended_at is null
-     )
-     select * from sealed`,
-    [runId, attemptId, change.status, change.output === undefined ? null : JSON.stringify(change.output), change.failure ? JSON.stringify(change.failure) : null, change.wait_reason ?? null, change.pending ? JSON.stringify(change.pending) : null, JSON.stringify(change.usage), historyEnd ?? null],
-  );
-  return result.rows[0] ? mapRun(result.rows[0]) : undefined;
+     )`;
+
+const SEAL_RUN_SQL = `with ${SEAL_CTES}
+     select * from sealed`;
+
+/** $1–$9 of SEAL_CTES. */
+export function sealValues(runId: string, attemptId: string | null, change: SealChange, historyEnd?: number): unknown[] {
+  return [runId, attemptId, change.status, change.output === undefined ? null : JSON.stringify(change.output), change.failure ? JSON.stringify(change.failure) : null, change.wait_reason ?? null, change.pending ? JSON.stringify(change.pending) : null, JSON.stringify(change.usage), historyEnd ?? null];
 }
 
 /**

@@ -1,0 +1,85 @@
+// sealReleasingThread (runtime/stores/seal-release.ts): the seal of an ending run, its source
+// entry's finish and its thread's release in ONE statement (the two-round-trip seal of
+// actors/threads/run-operations.ts). Fenced like sealRun: under another attempt it matches no
+// run, and then neither the entry nor the thread changes either.
+import pg from 'pg';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { claimRuns, holdWorkerSession, ID_PREFIX, newId, sealReleasingThread } from '../../../runtime/index.js';
+import { query } from '../../support/database.js';
+import { send, startRunFixture, type RunFixture } from '../../support/run-fixture.js';
+
+const test = suite('runtime/stores/seal-release');
+let f: RunFixture;
+let pool: pg.Pool;
+let session: pg.Client;
+
+test.before(async () => {
+  // control only: runs stay accepted until this test claims them.
+  f = await startRunFixture({ role: 'control', kvUrl: 'redis://127.0.0.1:6379' });
+  pool = new pg.Pool({ connectionString: f.db.url, max: 2 });
+  // The claiming worker holds its session lock, as a live worker process does (worker-sessions.ts).
+  session = new pg.Client({ connectionString: f.db.url });
+  await session.connect();
+  assert.ok(await holdWorkerSession(session, 'wrk_seal'));
+});
+test.after(async () => {
+  await session?.end();
+  await pool?.end();
+  await f?.stop();
+});
+
+const state = async (runId: string, entryId: string, threadId: string) =>
+  (await query<{ run: string; entry: string; current: string | null; last: string | null; count: number; attempt_outcome: string | null }>(
+    f.db.url,
+    `select r.status as run, e.status as entry, t.current_run_id as current, t.last_run_id as last, t.message_count as count,
+            (select outcome from run_attempts where run_id = r.id order by number desc limit 1) as attempt_outcome
+       from runs r, inbox_entries e, threads t where r.id = $1 and e.id = $2 and t.id = $3`,
+    [runId, entryId, threadId],
+  ))[0]!;
+
+async function acceptedRun(): Promise<{ runId: string; entryId: string; threadId: string; attemptId: string; run: { id: string; source_entry_id: string | null; thread_id: string } }> {
+  const threadId = (await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {})).body.id as string;
+  const posted = await send(f, 'seal me', {}, threadId);
+  assert.is(posted.status, 201);
+  const [claimed] = await claimRuns(pool, 'wrk_seal', 1, 30, () => newId(ID_PREFIX.attempt));
+  assert.is(claimed!.id, posted.body.run.id);
+  return { runId: claimed!.id, entryId: posted.body.entry.id, threadId, attemptId: claimed!.current_attempt_id!, run: { id: claimed!.id, source_entry_id: claimed!.source_entry_id, thread_id: threadId } };
+}
+
+const usage = { requests: 1, input_tokens: 3, output_tokens: 2 };
+
+test('fenced out (another attempt): nothing changes — not the run, not its entry, not its thread', async () => {
+  const r = await acceptedRun();
+  const before = await state(r.runId, r.entryId, r.threadId);
+  const sealed = await sealReleasingThread(pool, r.run, 'att_not_the_owner', { status: 'completed', output: 'x', usage }, 2, [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+  assert.is(sealed, undefined);
+  assert.equal(await state(r.runId, r.entryId, r.threadId), before);
+  assert.is(before.current, r.runId);
+});
+
+test('the owner seals: run completed, attempt ended, entry completed, thread released with the messages appended', async () => {
+  const r = await acceptedRun();
+  const history = [{ role: 'user', content: 'seal me' }, { role: 'assistant', content: 'sealed' }];
+  const sealed = await sealReleasingThread(pool, r.run, r.attemptId, { status: 'completed', output: 'sealed', usage }, 2, history);
+  assert.ok(sealed);
+  assert.is(sealed!.run.status, 'completed');
+  assert.is(sealed!.entry?.status, 'completed');
+  assert.is(sealed!.thread.current_run_id, null);
+  assert.is(sealed!.thread.message_count, 2);
+  assert.equal(await state(r.runId, r.entryId, r.threadId), { run: 'completed', entry: 'completed', current: null, last: r.runId, count: 2, attempt_outcome: 'completed' });
+  const [thread] = await query<{ history: unknown[] }>(f.db.url, 'select message_history as history from threads where id = $1', [r.threadId]);
+  assert.equal(thread!.history, history);
+});
+
+test('a failed run with nothing to append: the entry fails with the run\'s failure, the history is left as it was', async () => {
+  const r = await acceptedRun();
+  const failure = { code: 'model_error', message: 'the model failed' };
+  const sealed = await sealReleasingThread(pool, r.run, r.attemptId, { status: 'failed', failure, usage }, 0, []);
+  assert.is(sealed!.run.status, 'failed');
+  assert.is(sealed!.entry?.status, 'failed');
+  assert.equal(sealed!.entry?.failure, failure);
+  assert.equal(await state(r.runId, r.entryId, r.threadId), { run: 'failed', entry: 'failed', current: null, last: r.runId, count: 0, attempt_outcome: 'failed' });
+});
+
+test.run();
