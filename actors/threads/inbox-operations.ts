@@ -26,7 +26,7 @@ import {
   PG_DEADLOCK_DETECTED,
   PG_SERIALIZATION_FAILURE,
   PG_UNIQUE_VIOLATION,
-  readSubscriptionFilters,
+  subscriptionsWanting,
   type StatementKey,
   type StatementKeyRefusal,
   type InboxEntry,
@@ -164,7 +164,8 @@ export async function enqueueInput(
   // its transaction and answers in the contract's order (the key's replay or 409 before any
   // 404 of the body; the thread's 404 before the agent's).
   const checked = await checkBeforeTransaction(context, target, input).catch(() => null);
-  if (checked && key !== undefined && !(await announcesAcceptance(context, target.workspaceId))) {
+  // A webhook for run.accepted needs an outbox row made from the new run: the transactional path.
+  if (checked && key !== undefined && (await subscriptionsWanting(context.services.caches, context.services.pool, target.workspaceId, 'run.accepted')).length === 0) {
     const done = await context.actors.run(target.threadId, () => enqueueInOneStatement(context, target, checked, key));
     if (done !== FALL_BACK) return done;
   }
@@ -193,13 +194,6 @@ async function checkBeforeTransaction(context: EngineContext, target: EnqueueTar
   const config = effectiveConfig(resolved.revision.config as Record<string, unknown>, options);
   const memoryMounts = await resolveMemoryMounts(pool, target.workspaceId, runMountInputs(config, options, 'config', 'options'));
   return { input, options, payload, resolved, config, memoryMounts };
-}
-
-/** Whether a run accepted in the workspace is announced to a webhook (an outbox row in the transaction). */
-async function announcesAcceptance(context: EngineContext, workspaceId: string): Promise<boolean> {
-  const { pool, caches } = context.services;
-  const filters = await readSubscriptionFilters(caches, pool, workspaceId);
-  return filters.some((s) => s.events.includes('run.accepted'));
 }
 
 const FALL_BACK = Symbol('fall back to the transactional path');

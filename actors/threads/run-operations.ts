@@ -8,7 +8,7 @@ import {
   getRunById,
   lockThread,
   publishEvent,
-  readSubscriptionFilters,
+  subscriptionsWanting,
   requestRunCancel,
   runView,
   sealReleasingThread,
@@ -132,7 +132,7 @@ export function sealAndAdvance(
     // Decided before the transaction from what no statement needs to tell: whether the seal can
     // commit with its own statements (the thread's part is decided under its lock, below).
     const mayCommitWithSeal = attemptId !== null && change.status !== 'waiting' && !inTransaction
-      && !(await announces(context, run.workspace_id, `run.${change.status}`));
+      && (await subscriptionsWanting(context.services.caches, context.services.pool, run.workspace_id, `run.${change.status}`)).length === 0;
     const events = new ThreadEvents();
     /** Parents to tell at once, after the commit, that a child of theirs ended. */
     const parents: string[] = [];
@@ -164,8 +164,7 @@ export function sealAndAdvance(
       if (stepping && !(await stepping)) return undefined;
       const pending = pendingRead ? await pendingRead : undefined;
       if (pending === null && thread.origin !== 'subagent' && !context.sealHooks.some((hook) => !hook.concerns || hook.concerns(thread, change.status))) {
-        // (mayCommitWithSeal: the status is not waiting)
-        return sealWithCommit(tx, run, attemptId!, { ...change, status: change.status as 'completed' | 'failed' | 'cancelled' }, history, thread, events);
+        return sealWithCommit(tx, run, attemptId!, change, history, thread, events);
       }
       const idle = change.status !== 'waiting';
       // The history the run leaves is the thread's (message_count, read under the lock) plus
@@ -183,7 +182,8 @@ export function sealAndAdvance(
       // the webhook event commits with the seal it announces
       const announcing = inFlight(publishEvent(tx, { workspace_id: run.workspace_id, type: `run.${change.status}`, data: sealing.then((done) => (done ? { run: runView(done) } : null)) }, { caches: context.services.caches }));
       const freeing = idle ? inFlight(setThreadRuns(tx, thread.id, null, run.id, history)) : null;
-      const next = idle ? inFlight(firstPendingEntry(tx, thread.id)) : undefined;
+      // The read of round trip 1 when there was one (nothing issued since changes what is pending).
+      const next = idle ? (pendingRead ?? inFlight(firstPendingEntry(tx, thread.id))) : undefined;
       // A waiting run keeps the thread: the thread as this transaction leaves it, for
       // thread.changed, is read back (already locked above: this re-reads the state, with the
       // appended history's new message_count); read again below only when something after this
@@ -264,7 +264,7 @@ function sealWithCommit(
   tx: pg.PoolClient,
   run: Pick<RunRow, 'id' | 'workspace_id' | 'thread_id' | 'source_entry_id'>,
   attemptId: string,
-  change: SealChange & { status: 'completed' | 'failed' | 'cancelled' },
+  change: SealChange,
   history: unknown[],
   thread: ThreadState,
   events: ThreadEvents,
@@ -279,12 +279,6 @@ function sealWithCommit(
   });
   committing.catch(() => undefined); // awaited after the COMMIT; its failure is the transaction's
   return { committing };
-}
-
-/** Whether a webhook subscription of the workspace wants events of this type (an outbox row in the transaction). */
-async function announces(context: EngineContext, workspaceId: string, type: string): Promise<boolean> {
-  const filters = await readSubscriptionFilters(context.services.caches, context.services.pool, workspaceId);
-  return filters.some((s) => s.events.includes(type));
 }
 
 /**

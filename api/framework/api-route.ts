@@ -54,6 +54,12 @@ export interface ApiContext<P, Q, B> {
   readonly statementIdempotency: StatementIdempotency | null;
 }
 
+/** See ApiRouteSpec.storedRows. */
+export interface StoredRows {
+  readonly status: number;
+  render(rows: Record<string, unknown>): unknown;
+}
+
 /** The folded claim for an effect that is one statement (FoldedIdempotency implements it). */
 export interface StatementIdempotency {
   readonly statementKey: StatementKey;
@@ -107,11 +113,12 @@ export interface ApiRouteSpec<P extends TObject | undefined = TObject | undefine
    */
   idempotencyInTransaction?: boolean;
   /**
-   * Renders a response that a statement stored as rows (`{"$rows": …}`, see
-   * statementIdempotency) back to the body the first response had, for a replay; a thread's
-   * history as storedHistoryPrefix(n). Required of a route whose handler uses statementIdempotency.
+   * The response an effect made by ONE statement records as rows (`{"$rows": …}`, see
+   * statementIdempotency): its status, and how a replay renders the rows back to the body the
+   * first response had (a thread's history as storedHistoryPrefix(n)). A route with it gets
+   * ctx.statementIdempotency.
    */
-  renderStoredRows?: (rows: Record<string, unknown>) => unknown;
+  storedRows?: StoredRows;
   /**
    * The route takes a secret without a credential (sign-in, reset, invitation accept): each
    * well-formed request counts against auth.credential_attempts_per_address before any lookup,

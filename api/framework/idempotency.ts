@@ -18,7 +18,7 @@ import {
   type StatementKey,
   type StatementKeyRefusal,
 } from '../../runtime/index.js';
-import type { ApiResult } from './api-route.js';
+import type { ApiResult, StoredRows } from './api-route.js';
 
 const KEY = /^[!-~]{1,512}$/;
 /** Stands in a stored response for a thread's message_history: its first `$history_prefix` messages. */
@@ -131,8 +131,8 @@ export class FoldedIdempotency {
 
   constructor(
     readonly scope: IdempotencyScope,
-    /** Renders a record stored as rows (`{"$rows": …}`, written by a statement that records its own key) back to its response body. */
-    private readonly renderRows?: StoredRowsRenderer,
+    /** The route's response as a statement that records its own key stores it (`{"$rows": …}`). */
+    private readonly storedRows?: StoredRows,
   ) {}
 
   /**
@@ -142,7 +142,8 @@ export class FoldedIdempotency {
    * commits with its effect.
    */
   get statementKey(): StatementKey {
-    return { scope: this.scope, retentionSeconds: RETENTION_SECONDS, responseStatus: 201 };
+    if (!this.storedRows) throw new Error('a statement records this key only on a route with storedRows');
+    return { scope: this.scope, retentionSeconds: RETENTION_SECONDS, responseStatus: this.storedRows.status };
   }
 
   /**
@@ -157,7 +158,7 @@ export class FoldedIdempotency {
     if (!found) return;
     if (found.fingerprint !== this.scope.fingerprint) throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
     if (found.state === 'completed' && found.status_code !== null && found.response_body !== null) {
-      throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(db, this.scope.workspace_id, found.response_body, this.renderRows), headers: { 'idempotent-replayed': 'true' } });
+      throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(db, this.scope.workspace_id, found.response_body, this.storedRows), headers: { 'idempotent-replayed': 'true' } });
     }
   }
 
@@ -184,7 +185,7 @@ export class FoldedIdempotency {
         this.staleClaim = found.stale_claim;
         return;
       case 'completed':
-        throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(tx, this.scope.workspace_id, found.response_body, this.renderRows), headers: { 'idempotent-replayed': 'true' } });
+        throw new IdempotentReplay({ status: found.status_code, body: await expandStoredBody(tx, this.scope.workspace_id, found.response_body, this.storedRows), headers: { 'idempotent-replayed': 'true' } });
       case 'mismatch':
         throw new AppError('idempotency_key_reused', 'this Idempotency-Key was used with a different request');
       case 'in_flight':
@@ -247,7 +248,7 @@ function releaseLater(db: Queryable, scope: IdempotencyScope, token: string): vo
  * every POST on a long thread wrote its whole history again into the record (1 MB at 2,000
  * messages: ~11 ms of PostgreSQL per POST, bench/RESULTS.md session 10).
  */
-/** Stands in a rendered body (StoredRowsRenderer) for a thread's first `count` messages, read back at replay. */
+/** Stands in a rendered body (StoredRows.render) for a thread's first `count` messages, read back at replay. */
 export function storedHistoryPrefix(count: number): Record<string, number> {
   return { [HISTORY_PREFIX]: count };
 }
@@ -259,19 +260,12 @@ export function storedBody(body: unknown): string {
   return JSON.stringify({ ...(body as object), thread: { ...thread, message_history: { [HISTORY_PREFIX]: history.length } } });
 }
 
-/**
- * Renders the rows a statement stored as its response (`{"$rows": …}`) into the response body,
- * with a thread's history as the `$history_prefix` marker (expanded by expandStoredBody): the
- * same function of the same rows as the first response, so the replay is that response.
- */
-export type StoredRowsRenderer = (rows: Record<string, unknown>) => unknown;
-
-/** The stored response with a thread's history prefix read back (see storedBody), rows rendered first (StoredRowsRenderer). */
-export async function expandStoredBody(db: Queryable, workspaceId: string, text: string, renderRows?: StoredRowsRenderer): Promise<unknown> {
+/** The stored response with a thread's history prefix read back (see storedBody); a record stored as rows (`{"$rows": …}`) is rendered first by its route (StoredRows: the same views of the same rows as the first response). */
+export async function expandStoredBody(db: Queryable, workspaceId: string, text: string, storedRows?: StoredRows): Promise<unknown> {
   const parsed = JSON.parse(text) as Record<string, unknown> | null;
   const stored = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed[STORED_ROWS] : undefined;
-  if (stored !== undefined && !renderRows) throw new AppError('internal', 'the stored response is rows this route cannot render');
-  const body = (stored !== undefined ? renderRows!(stored as Record<string, unknown>) : parsed) as { thread?: { id?: unknown; message_history?: unknown } } | null;
+  if (stored !== undefined && !storedRows) throw new AppError('internal', 'the stored response is rows this route cannot render');
+  const body = (stored !== undefined ? storedRows!.render(stored as Record<string, unknown>) : parsed) as { thread?: { id?: unknown; message_history?: unknown } } | null;
   const marker = body?.thread?.message_history as Record<string, unknown> | undefined;
   const count = marker && !Array.isArray(marker) ? marker[HISTORY_PREFIX] : undefined;
   if (typeof count !== 'number' || typeof body?.thread?.id !== 'string') return body;

@@ -7,4 +7,4 @@ export { parseQuery, queryPairs } from './query-string.js';
 export * from './etag.js';
 export * from './canonical-json.js';
 export * from './credential-attempts.js';
-export { storedHistoryPrefix, type StoredRowsRenderer } from './idempotency.js';
+export { storedHistoryPrefix } from './idempotency.js';

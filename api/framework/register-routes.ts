@@ -136,7 +136,7 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
     };
     if (spec.idempotencyInTransaction) {
       // One transaction per request: the claim folds into the effect's transaction.
-      hold = new FoldedIdempotency(scope, spec.renderStoredRows);
+      hold = new FoldedIdempotency(scope, spec.storedRows);
     } else {
       const acquired = await IdempotencyHold.acquire(services.pool, scope);
       if (!(acquired instanceof IdempotencyHold)) return acquired;
@@ -178,7 +178,7 @@ async function handle(spec: ApiRouteSpec, validators: RouteTools, request: HttpR
     beginIdempotency: async (tx) => {
       await folded?.begin(tx);
     },
-    statementIdempotency: folded && spec.renderStoredRows ? folded : null,
+    statementIdempotency: folded && spec.storedRows ? folded : null,
   };
   try {
     const result = await (spec.handler as (c: typeof context) => Promise<ApiResult>)(context);

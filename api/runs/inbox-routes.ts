@@ -6,6 +6,8 @@ import { Cursor, EntryRunThread, ErrorBody, InboxEntryView, InputPayload, Limit,
 
 const ThreadParams = Type.Object({ thread_id: Type.String({ minLength: 1, maxLength: 128 }) });
 const Id = Type.String({ minLength: 1, maxLength: 128 });
+/** The inbox POST's status, which its stored response records too. */
+const CREATED = 201;
 
 export function toThreadBody(result: ThreadResult): Record<string, unknown> {
   return { entry: entryView(result.entry), run: result.run ? runView(result.run) : null, thread: threadView(result.thread) };
@@ -40,7 +42,7 @@ export function inboxRoutes(): ApiRouteSpec[] {
       // One commit per POST: the key is claimed in the thread actor's transaction — or, on the
       // one-statement path, by that statement itself, whose record is the rows rendered here.
       idempotencyInTransaction: true,
-      renderStoredRows: renderStoredInboxRows,
+      storedRows: { status: CREATED, render: renderStoredInboxRows },
       params: ThreadParams,
       body: Type.Object(
         {
@@ -60,7 +62,7 @@ export function inboxRoutes(): ApiRouteSpec[] {
           // links the request's log record to the entry and run it created
           ctx.request.log.entry_id = result.entry.id;
           if (result.run) ctx.request.log.run_id = result.run.id;
-          return { status: 201, body: toThreadBody(result) };
+          return { status: CREATED, body: toThreadBody(result) };
         };
         let response: ApiResult | undefined;
         const result = await enqueueInput(

@@ -35,7 +35,7 @@ export async function publishEvent(
   event: { workspace_id: string; type: WebhookEventType; data: unknown },
   options: { caches?: ReadCaches | undefined } = {},
 ): Promise<PublishedEvent> {
-  const subscriptionIds = (await readSubscriptionFilters(options.caches, tx, event.workspace_id)).filter((s) => s.events.includes(event.type)).map((s) => s.id);
+  const subscriptionIds = await subscriptionsWanting(options.caches, tx, event.workspace_id, event.type);
   const eventId = newId(EVENT_ID_PREFIX);
   if (subscriptionIds.length === 0) {
     // Unused: its rejection is the caller's to see through its own promise of the row.
@@ -50,4 +50,14 @@ export async function publishEvent(
     deliveryIds.push(row.id);
   }
   return { event_id: eventId, delivery_ids: deliveryIds };
+}
+
+/**
+ * The enabled subscriptions of the workspace whose filter names the event type, as publishEvent
+ * reads them (the read cache's index when `caches` is given). Also asked before a transaction
+ * that would publish the event, to know whether it will need an outbox row (the inbox POST's
+ * one statement, the two-round-trip seal): the same bound as publishEvent's own read.
+ */
+export async function subscriptionsWanting(caches: ReadCaches | undefined, db: Queryable, workspaceId: string, type: WebhookEventType): Promise<string[]> {
+  return (await readSubscriptionFilters(caches, db, workspaceId)).filter((s) => s.events.includes(type)).map((s) => s.id);
 }

@@ -114,9 +114,10 @@ const ENQUEUE_SQL = `with g as (
        ) steered on true`;
 
 /**
- * The inbox POST's work on its thread in ONE statement (with the pipelined BEGIN and
- * Idempotency-Key statements, one round trip): what lockThreadTakingPosition, insertEntry,
- * insertRun and setThreadRuns do one by one for the other thread operations.
+ * The inbox POST's work on its thread in ONE statement — on its own with the Idempotency-Key
+ * folded in (`input.key`), or pipelined after the BEGIN and the key's statements of the
+ * transactional path: what lockThreadTakingPosition, insertEntry, insertRun and setThreadRuns
+ * do one by one for the other thread operations.
  *
  * Invariants, each enforced here:
  * - The thread row is locked by the UPDATE, which takes the position (`next_position`) and, only

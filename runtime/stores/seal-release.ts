@@ -29,10 +29,12 @@ export async function sealReleasingThread(
   db: Queryable,
   run: { id: string; source_entry_id: string | null; thread_id: string },
   attemptId: string,
-  change: SealChange & { status: 'completed' | 'failed' | 'cancelled' },
+  /** An ending status (not waiting: a waiting run keeps its entry and its thread). */
+  change: SealChange,
   historyEnd: number,
   history: unknown[],
 ): Promise<{ run: RunRow; entry: InboxEntry | null; thread: ThreadState } | undefined> {
+  if (change.status === 'waiting') throw new Error('a waiting run does not release its thread');
   const append = history.length > 0;
   const values = [...sealValues(run.id, attemptId, change, historyEnd), run.source_entry_id, change.status === 'completed' ? 'completed' : 'failed', run.thread_id];
   // The run's own columns come back as the row (a large row is cheaper as columns than as
