@@ -17,6 +17,20 @@ const SEALED_RESYNC_MS = 3600_000;
  * pipeline per round trip, runtime/streams command-batcher.ts); a tail's FIRST event is not
  * held for the tick: it is sent at once, with the anchor, in one round trip.
  *
+ * Batches are pipelined: a batch leaves at its tick's end without waiting for the previous
+ * batch's reply (the run's first delta no longer waits a round trip behind its item.started).
+ * Order holds because every publish and snapshot goes through the bus's one ordered connection
+ * (the command batcher queues them in call order), and the replies are settled one at a time in
+ * dispatch order (`flushing`), so ids are recorded and tail snapshots written in stream order.
+ * The anchor is taken by the first batch; a batch sent before its reply came rides behind it on
+ * the same connection (it is not anchored again, which would move the snapshot past the first
+ * batch). A snapshot is taken at dispatch (content as of its batch) and completed at settle with
+ * the ids of the batches settled before it (`streamIds`), which its dispatch could not know yet.
+ * A loss learned at settle is handled as before, with one difference: batches that left after
+ * the lost one may have been published. They are folded into the resync, which re-publishes
+ * every item from the first lost ordinal whole after a `tail.reset` — so a client still ends
+ * with every item exactly as committed.
+ *
  * The tail snapshot in the store (read by GET /runs/{id}/items) is always a consistent pair:
  * its items reflect exactly this attempt's events up to its last_stream_id, so a client that
  * reads it and subscribes after that id neither misses nor repeats a delta. Two rules keep it so:
@@ -40,7 +54,11 @@ export class LiveTail {
   /** The tool call whose arguments stream now, and its item's ordinal (cleared when it completes). */
   private args: ArgumentsProgress | null = null;
   private argsOrdinal: number | null = null;
+  /** An anchor was sent and not found failed (set when the anchored publish leaves, not when it answers). */
   private anchored = false;
+  /** Each item's first and last stream id as settled so far (in stream order), also for items
+   *  committed since: a snapshot taken at dispatch is completed with them at settle. */
+  private readonly streamIds = new Map<number, { first: string; last: string }>();
   /** The lowest ordinal with an event the store lost; null while everything was published. */
   private lostFrom: number | null = null;
   /** Items committed while their events were lost: re-published by the resync. */
@@ -118,7 +136,7 @@ export class LiveTail {
   /** Waits until every event emitted so far has its stream id (or was found lost) and the
    *  tail snapshot that covers them is written. */
   async flush(): Promise<void> {
-    if (this.batch.length > 0) this.flushing = this.flushing.then(() => this.send());
+    if (this.batch.length > 0) this.dispatch();
     await this.flushing;
     await this.tailWrite;
   }
@@ -165,7 +183,7 @@ export class LiveTail {
     this.scheduled = true;
     const go = (): void => {
       this.scheduled = false;
-      this.flushing = this.flushing.then(() => this.send());
+      this.dispatch();
     };
     // The run's first event (item.started) goes out at once, not at the end of the tick: what
     // the client waits for first is never held behind a batch. Later events of the tick
@@ -179,6 +197,65 @@ export class LiveTail {
     process.nextTick(go);
   }
 
+  /**
+   * Sends the batch now and settles its reply after every earlier batch's. While a loss is known
+   * (or the tail is closing) batches go one at a time through send(), which resyncs.
+   */
+  private dispatch(): void {
+    if (this.lostFrom !== null || this.closing) {
+      this.flushing = this.flushing.then(() => this.send());
+      return;
+    }
+    const batch = this.batch;
+    this.batch = [];
+    if (batch.length === 0) return;
+    // The snapshot as of this batch: output arriving while it is published belongs to the next
+    // batch, so the snapshot written at settle covers exactly the events up to its last id.
+    const view = this.snapshotRows();
+    const args = this.args;
+    const answered = this.publishBatch(batch.map((b) => b.event));
+    this.flushing = this.flushing.then(async () => this.settle(batch, view, args, await answered));
+  }
+
+  /** Publishes, anchoring first when no anchor was sent yet; never rejects (a failure answers nulls). */
+  private publishBatch(events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
+    let published: Promise<{ anchored: boolean; ids: Array<string | null> }>;
+    if (this.anchored) published = this.bus.publish(this.threadId, events).then((ids) => ({ anchored: true, ids }));
+    else {
+      // Anchor and first publish in one round trip (the bus applies the anchor first); batches
+      // sent before it answers follow it on the same connection, unanchored.
+      this.anchored = true;
+      published = this.bus.publishAnchored(this.threadId, { run_id: this.runId, attempt: this.attempt }, events);
+    }
+    return published.catch(() => ({ anchored: false, ids: events.map(() => null) }));
+  }
+
+  private async settle(batch: Array<{ ordinal: number; event: StreamEvent }>, view: Array<Record<string, unknown>>, args: ArgumentsProgress | null, answer: { anchored: boolean; ids: Array<string | null> }): Promise<void> {
+    const ids = answer.anchored ? answer.ids : batch.map(() => null);
+    if (!answer.anchored) this.anchored = false;
+    // An earlier batch was lost after this one had left: the resync re-publishes this batch's
+    // items whole too (whether or not this batch reached the stream).
+    if (this.lostFrom !== null) {
+      for (const { ordinal } of batch) this.lostFrom = Math.min(this.lostFrom, ordinal);
+      if (this.closing && Date.now() > this.closing.until) return;
+      return this.resync();
+    }
+    if (ids.some((id) => id === null)) return this.lose(batch);
+    this.record(batch, ids);
+    for (const item of view) {
+      const known = this.streamIds.get(item.ordinal as number);
+      if (known) {
+        item.first_stream_id = known.first;
+        item.last_stream_id = known.last;
+      }
+    }
+    // The arguments progress as of this batch, with the id of its event when the batch holds it.
+    const at = args ? batch.findIndex((b) => b.event === (args.event as unknown)) : -1;
+    const argsSnapshot = args ? { ...args, stream: at >= 0 ? (ids[at] ?? null) : args.stream } : args;
+    this.tailWrite = this.bus.setTail({ run_id: this.runId, attempt: this.attempt, items: view, last_stream_id: ids[ids.length - 1] ?? null, arguments: argsSnapshot });
+  }
+
+  /** The one-at-a-time path while events are lost: a batch waits for everything before it. */
   private async send(): Promise<void> {
     const batch = this.batch;
     this.batch = [];
@@ -190,26 +267,8 @@ export class LiveTail {
       for (const { ordinal } of batch) this.lostFrom = Math.min(this.lostFrom, ordinal);
       return this.resync();
     }
-    // The snapshot as of this batch: output arriving while it is published belongs to the next
-    // batch, so the snapshot written below covers exactly the events up to its last id.
     const view = this.snapshotRows();
-    const args = this.args;
-    const events = batch.map((b) => b.event);
-    let ids: Array<string | null>;
-    if (this.anchored) ids = await this.bus.publish(this.threadId, events);
-    else {
-      // Anchor and first publish in one round trip (the bus applies the anchor first).
-      const first = await this.bus.publishAnchored(this.threadId, { run_id: this.runId, attempt: this.attempt }, events);
-      this.anchored = first.anchored;
-      ids = first.anchored ? first.ids : events.map(() => null);
-    }
-    if (ids.some((id) => id === null)) return this.lose(batch);
-    this.record(batch, ids);
-    recordOn(view, batch, ids);
-    // The arguments progress as of this batch, with the id of its event when the batch holds it.
-    const at = args ? batch.findIndex((b) => b.event === (args.event as unknown)) : -1;
-    const argsSnapshot = args ? { ...args, stream: at >= 0 ? (ids[at] ?? null) : args.stream } : args;
-    this.tailWrite = this.bus.setTail({ run_id: this.runId, attempt: this.attempt, items: view, last_stream_id: ids[ids.length - 1] ?? null, arguments: argsSnapshot });
+    return this.settle(batch, view, this.args, await this.publishBatch(batch.map((b) => b.event)));
   }
 
   /** Copies of the tail's items (content objects are replaced, never mutated, by delta()). */
@@ -254,6 +313,7 @@ export class LiveTail {
     batch.forEach(({ ordinal, event }, i) => {
       const id = ids[i];
       if (id && this.args && event === (this.args.event as unknown)) this.args.stream = id;
+      if (id) this.streamIds.set(ordinal, { first: this.streamIds.get(ordinal)?.first ?? id, last: id });
       const item = this.items.get(ordinal);
       if (!item || !id) return;
       item.first_stream_id ??= id;
@@ -270,16 +330,4 @@ export class LiveTail {
     const item = this.items.get(ordinal)!;
     return this.row(item) as unknown as Record<string, unknown>;
   }
-}
-
-/** The stream ids of a published batch, on a snapshot's copies of the items. */
-function recordOn(view: Array<Record<string, unknown>>, batch: Array<{ ordinal: number }>, ids: Array<string | null>): void {
-  const byOrdinal = new Map(view.map((item) => [item.ordinal as number, item]));
-  batch.forEach(({ ordinal }, i) => {
-    const item = byOrdinal.get(ordinal);
-    const id = ids[i];
-    if (!item || !id) return;
-    item.first_stream_id ??= id;
-    item.last_stream_id = id;
-  });
 }

@@ -49,4 +49,52 @@ test('the first event is not held for the next tick: it is published before any 
   assert.equal(calls, [['item.started'], ['item.delta', 'item.delta']]);
 });
 
+/** The memory bus with every publish held until released, in call order (a slow store). */
+function heldBus(): { bus: MemoryStreamBus; calls: string[][]; release(): void } {
+  const bus = new MemoryStreamBus(10_000);
+  const calls: string[][] = [];
+  const held: Array<() => void> = [];
+  const publish = bus.publish.bind(bus);
+  bus.publish = (threadId: string, events: StreamEvent[]) => {
+    calls.push(events.map((e) => e.type));
+    // Applied to the stream at once (the store's order is the call order), answered later.
+    const ids = publish(threadId, events);
+    return new Promise((resolve) => held.push(() => resolve(ids)));
+  };
+  return { bus, calls, release: () => held.splice(0).forEach((go) => go()) };
+}
+
+test("a batch leaves without waiting for the previous batch's reply; snapshots still pair each batch's content with its last id", async () => {
+  const { bus, calls, release } = heldBus();
+  const tail = new LiveTail(bus, 'run_3', 'thr_3', 1);
+  tail.started(0, { id: 'itm_a', kind: 'message', content: { role: 'assistant', text: '' } });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tail.delta(0, { text: 'a' });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  // The first delta is on its way while item.started still waits for its answer.
+  assert.equal(calls, [['item.started'], ['item.delta']]);
+  tail.delta(0, { text: 'b' });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  assert.equal(calls, [['item.started'], ['item.delta'], ['item.delta']]);
+  release();
+  await tail.flush();
+  const page = await bus.read('thr_3', '0-0', 100);
+  const ids = page.records.map((r) => r.id);
+  assert.equal(page.records.map((r) => r.event.type), ['item.started', 'item.delta', 'item.delta']);
+  // The last snapshot: the item as of the last batch, its first id the item.started's (which the
+  // batch could not know when it left), its last id the batch's own.
+  const snapshot = await bus.getTail('run_3');
+  assert.is(snapshot?.last_stream_id, ids[2]);
+  assert.equal(snapshot?.items.map((i) => [i.first_stream_id, i.last_stream_id, (i.content as { text: string }).text]), [[ids[0], ids[2], 'ab']]);
+  // And the items the checkpoint commits carry the same ids.
+  tail.completed(0, { id: 'itm_a', kind: 'message', content: { role: 'assistant', text: 'ab' } });
+  release();
+  const flushed = tail.flush();
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  release();
+  await flushed;
+  const rows = tail.uncommittedBelow(1);
+  assert.is(rows[0]?.first_stream_id, ids[0]);
+});
+
 test.run();
