@@ -56,6 +56,8 @@ export class LiveTail {
   private argsOrdinal: number | null = null;
   /** An anchor was sent and not found failed (set when the anchored publish leaves, not when it answers). */
   private anchored = false;
+  /** The attempt ended without sealing (discard): nothing more is published or snapshotted. */
+  private discarded = false;
   /** Each item's first and last stream id as settled so far (in stream order), also for items
    *  committed since: a snapshot taken at dispatch is completed with them at settle. */
   private readonly streamIds = new Map<number, { first: string; last: string }>();
@@ -166,6 +168,9 @@ export class LiveTail {
    */
   discard(): void {
     if (this.closing) return;
+    // Answers still in flight change nothing from here on: a late snapshot of this attempt must
+    // not overwrite the anchor of the run's next attempt.
+    this.discarded = true;
     this.lostFrom = null;
     this.committedUnstreamed.clear();
     this.items.clear();
@@ -202,6 +207,10 @@ export class LiveTail {
    * (or the tail is closing) batches go one at a time through send(), which resyncs.
    */
   private dispatch(): void {
+    if (this.discarded) {
+      this.batch = [];
+      return;
+    }
     if (this.lostFrom !== null || this.closing) {
       this.flushing = this.flushing.then(() => this.send());
       return;
@@ -231,6 +240,7 @@ export class LiveTail {
   }
 
   private async settle(batch: Array<{ ordinal: number; event: StreamEvent }>, view: Array<Record<string, unknown>>, args: ArgumentsProgress | null, answer: { anchored: boolean; ids: Array<string | null> }): Promise<void> {
+    if (this.discarded) return;
     const ids = answer.anchored ? answer.ids : batch.map(() => null);
     if (!answer.anchored) this.anchored = false;
     // An earlier batch was lost after this one had left: the resync re-publishes this batch's

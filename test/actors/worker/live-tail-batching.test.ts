@@ -97,4 +97,19 @@ test("a batch leaves without waiting for the previous batch's reply; snapshots s
   assert.is(rows[0]?.first_stream_id, ids[0]);
 });
 
+test('an answer that arrives after the attempt was discarded writes no snapshot', async () => {
+  const { bus, release } = heldBus();
+  const tail = new LiveTail(bus, 'run_4', 'thr_4', 1);
+  tail.started(0, { id: 'itm_a', kind: 'message', content: { role: 'assistant', text: '' } });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tail.delta(0, { text: 'a' });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  // The run's next attempt anchors the run's tail while this one's answers are still out.
+  tail.discard();
+  await bus.setTail({ run_id: 'run_4', attempt: 2, items: [], last_stream_id: '0-0' });
+  release();
+  await tail.flush();
+  assert.equal(await bus.getTail('run_4'), { run_id: 'run_4', attempt: 2, items: [], last_stream_id: '0-0' });
+});
+
 test.run();
