@@ -245,11 +245,7 @@ export class LiveTail {
     if (!answer.anchored) this.anchored = false;
     // An earlier batch was lost after this one had left: the resync re-publishes this batch's
     // items whole too (whether or not this batch reached the stream).
-    if (this.lostFrom !== null) {
-      for (const { ordinal } of batch) this.lostFrom = Math.min(this.lostFrom, ordinal);
-      if (this.closing && Date.now() > this.closing.until) return;
-      return this.resync();
-    }
+    if (this.lostFrom !== null) return this.intoResync(batch);
     if (ids.some((id) => id === null)) return this.lose(batch);
     this.record(batch, ids);
     for (const item of view) {
@@ -269,16 +265,20 @@ export class LiveTail {
   private async send(): Promise<void> {
     const batch = this.batch;
     this.batch = [];
-    if (batch.length === 0 && this.lostFrom === null) return;
-    if (this.closing && this.lostFrom !== null && Date.now() > this.closing.until) return;
-    // While anything is lost, the batch is not sent on its own: the resync re-publishes every
-    // item from the first lost ordinal with its full content, which includes this batch.
-    if (this.lostFrom !== null) {
-      for (const { ordinal } of batch) this.lostFrom = Math.min(this.lostFrom, ordinal);
-      return this.resync();
-    }
+    if (this.lostFrom !== null) return this.intoResync(batch);
+    if (batch.length === 0) return;
     const view = this.snapshotRows();
     return this.settle(batch, view, this.args, await this.publishBatch(batch.map((b) => b.event)));
+  }
+
+  /**
+   * While anything is lost, a batch is not published on its own: the resync re-publishes every
+   * item from the first lost ordinal with its full content, which includes this batch's.
+   */
+  private intoResync(batch: Array<{ ordinal: number }>): Promise<void> | undefined {
+    for (const { ordinal } of batch) this.lostFrom = Math.min(this.lostFrom!, ordinal);
+    if (this.closing && Date.now() > this.closing.until) return;
+    return this.resync();
   }
 
   /** Copies of the tail's items (content objects are replaced, never mutated, by delta()). */
