@@ -119,6 +119,7 @@ async function client(ctx: BenchContext, seed: SeededWorkspace, watch: ThreadWat
     const delta = await watch.next(ofRun('item.delta'), EVENT_TIMEOUT_MS);
     const done = await watch.next((e) => e.type === 'run.status' && e.run_id === runId && e.status !== 'accepted' && e.status !== 'running', EVENT_TIMEOUT_MS);
     if (done.status !== 'completed') throw new Error(`run ${runId} ended ${done.status}`);
+    watch.forgetThrough(done);
     if (t0 >= from) out.push({ post: posted - t0, started: started.at - t0, delta: delta.at - t0, completed: done.at - t0 });
   }
 }

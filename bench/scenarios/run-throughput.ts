@@ -37,6 +37,7 @@ async function lane(ctx: BenchContext, seed: SeededWorkspace, watch: ThreadWatch
     const { runId } = await postMessage(seed, threadId, `message ${seq}`);
     if (!runId) throw new Error(`thread ${threadId} was not idle`);
     const done = await watch.next((e) => e.type === 'run.status' && e.run_id === runId && e.status !== 'accepted' && e.status !== 'running', RUN_TIMEOUT_MS);
+    watch.forgetThrough(done);
     out.push({ at: done.at, latencyMs: done.at - t0, ok: done.status === 'completed' });
   }
 }
