@@ -66,7 +66,11 @@ export async function readItems(services: Services, bus: StreamBus, given: RunRo
   const live = given.sealed_at === null ? await readLive(services, bus, given) : null;
   const run = live?.run ?? given;
   const committed = run.next_ordinal - 1;
-  const tailSnapshot = run.status === 'running' ? (live?.tail ?? null) : null;
+  // Only the running attempt's snapshot is its tail. One of an earlier attempt is what that
+  // attempt left (its successor has not anchored yet, so published nothing the stream's end read
+  // first could be behind): its uncommitted items are not the run's any more, and the page ends
+  // at that stream end as if no snapshot was there (the successor's tail.reset follows it).
+  const tailSnapshot = run.status === 'running' && live?.tail?.attempt === run.attempts ? live.tail : null;
   const tail = (tailSnapshot?.items ?? []).filter((i) => (i.ordinal as number) > committed) as unknown as RunItem[];
   let items: RunItem[];
   let includesTail = false;

@@ -48,8 +48,8 @@ export class MemoryStreamBus implements StreamBus {
 
   async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
     const last = await this.lastId(threadId);
-    await this.setTail({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: last ?? '0-0' });
-    return { anchored: true, ids: await this.publish(threadId, events) };
+    const anchored = await this.setTail({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: last ?? '0-0' });
+    return { anchored, ids: await this.publish(threadId, events) };
   }
 
   async read(threadId: string, afterId: string, count: number): Promise<StreamPage> {
@@ -105,6 +105,8 @@ export class MemoryStreamBus implements StreamBus {
   }
 
   async setTail(snapshot: TailSnapshot): Promise<boolean> {
+    // Never over a later attempt's snapshot (as the Redis bus's SET_TAIL_SCRIPT).
+    if ((this.tails.get(snapshot.run_id)?.attempt ?? 0) > snapshot.attempt) return false;
     this.tails.set(snapshot.run_id, snapshot);
     return true;
   }

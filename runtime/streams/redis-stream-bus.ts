@@ -34,15 +34,41 @@ function wasTrimmed(afterId: string, info: unknown, firstPageId: string | undefi
 }
 
 /**
- * The anchor of a tail (see LiveTail) in one step on the server: the stream's last id, and the
- * run's snapshot "no items yet, at that id" (ARGV[1] .. id .. ARGV[2] is its JSON). Sent in the
- * same pipeline as the tail's first XADDs, which Redis applies after it.
+ * A run's tail snapshot is never replaced by one of an earlier attempt (the check both scripts
+ * below make): a zombie attempt — stopped while its lease ran out, resumed before its next
+ * fenced write tells it so — must not overwrite its successor's snapshot, which GET
+ * /runs/{id}/items serves as the running attempt's tail. Every snapshot's JSON starts with
+ * `{"run_id":"…","attempt":N` (tailJson), so the stored attempt is read without decoding the
+ * items. KEYS[1] the snapshot; the attempt writing is the script's last ARGV.
  */
-const ANCHOR_SCRIPT = `local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+const LATER_ATTEMPT_HOLDS = `local cur = redis.call('GET', KEYS[TAIL])
+if cur then
+  local held = tonumber(string.match(cur, '^{"run_id":"[^"]*","attempt":(%d+)'))
+  if held and held > tonumber(ATTEMPT) then return redis.error_reply('STALE a later attempt holds the tail') end
+end
+`;
+
+/** setTail: the snapshot (ARGV[1]) for ARGV[2] seconds, unless a later attempt holds it. */
+const SET_TAIL_SCRIPT = `${LATER_ATTEMPT_HOLDS.replace('KEYS[TAIL]', 'KEYS[1]').replace('ATTEMPT', 'ARGV[3]')}redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1`;
+
+/**
+ * The anchor of a tail (see LiveTail) in one step on the server: the stream's last id, and the
+ * run's snapshot "no items yet, at that id" (ARGV[1] .. id .. ARGV[2] is its JSON), unless a
+ * later attempt holds the snapshot (ARGV[4] is the anchoring attempt). Sent in the same
+ * pipeline as the tail's first XADDs, which Redis applies after it.
+ */
+const ANCHOR_SCRIPT = `${LATER_ATTEMPT_HOLDS.replace('KEYS[TAIL]', 'KEYS[2]').replace('ATTEMPT', 'ARGV[4]')}local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local id = '0-0'
 if last[1] then id = last[1][1] end
 redis.call('SET', KEYS[2], ARGV[1] .. id .. ARGV[2], 'EX', ARGV[3])
 return id`;
+
+/** A snapshot's JSON with run_id and attempt first, as LATER_ATTEMPT_HOLDS reads them. */
+function tailJson(snapshot: TailSnapshot): string {
+  const { run_id, attempt, ...rest } = snapshot;
+  return JSON.stringify({ run_id, attempt, ...rest });
+}
 
 export class RedisStreamBus implements StreamBus {
   readonly local = null;
@@ -78,10 +104,10 @@ export class RedisStreamBus implements StreamBus {
     if (this.kv.state() !== 'ready') return { anchored: false, ids: events.map(() => null) };
     const key = this.key(threadId);
     // The snapshot's JSON around the id the script finds (same shape as setTail writes).
-    const json = JSON.stringify({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: '\u0000' });
+    const json = tailJson({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: '\u0000' });
     const [before, after] = json.split('"\\u0000"') as [string, string];
     const replies = await this.writes.run((p) => {
-      p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS);
+      p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS, tail.attempt);
       if (events.length > 0) this.addEvents(p, key, events);
     }, events.length > 0 ? events.length + 2 : 1, events.length);
     const anchored = !replies[0]?.[0];
@@ -117,7 +143,8 @@ export class RedisStreamBus implements StreamBus {
 
   async setTail(snapshot: TailSnapshot): Promise<boolean> {
     if (this.kv.state() !== 'ready') return false;
-    const [reply] = await this.writes.run((p) => p.set(this.tailKey(snapshot.run_id), JSON.stringify(snapshot), 'EX', TAIL_TTL_SECONDS), 1);
+    // Refused (false) when a later attempt holds the snapshot (SET_TAIL_SCRIPT).
+    const [reply] = await this.writes.run((p) => p.eval(SET_TAIL_SCRIPT, 1, this.tailKey(snapshot.run_id), tailJson(snapshot), TAIL_TTL_SECONDS, snapshot.attempt), 1);
     return !reply?.[0];
   }
 

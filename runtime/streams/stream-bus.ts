@@ -32,7 +32,8 @@ export interface StreamBus {
   /**
    * Anchors a run's tail (its snapshot becomes "no items, at the stream's current last id")
    * and then publishes `events`, in that order and in one round trip. `anchored` false: the
-   * store did not take the anchor (the events' ids say whether they were published).
+   * store did not take the anchor — lost, or a later attempt of the run holds the snapshot (see
+   * setTail) — and the events' ids say whether they were published.
    */
   publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }>;
   /**
@@ -42,7 +43,11 @@ export interface StreamBus {
    */
   read(threadId: string, afterId: string, count: number): Promise<StreamPage>;
   lastId(threadId: string): Promise<string | null>;
-  /** Stores the run's tail snapshot; false when the store could not take it (lost). */
+  /**
+   * Stores the run's tail snapshot; false when the store could not take it (lost) or refused it:
+   * a snapshot never replaces one of a later attempt of the run, so a zombie attempt cannot
+   * overwrite its successor's tail.
+   */
   setTail(snapshot: TailSnapshot): Promise<boolean>;
   getTail(runId: string): Promise<TailSnapshot | null>;
   clearTail(runId: string): Promise<void>;

@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createLogger, createRedisKv, createStreamBus, waitForKv, type Kv, type StreamBus } from '../../../runtime/index.js';
+import { MemoryStreamBus } from '../../../runtime/streams/memory-stream-bus.js';
+
+// A run's tail snapshot is what GET /runs/{id}/items serves as the running attempt's live tail.
+// A zombie attempt (stopped past its lease, resumed before its next fenced write tells it so)
+// must not replace its successor's snapshot: neither its snapshots nor its anchor. Both buses,
+// the Redis one against the machine's Redis (keys under a random prefix, deleted afterwards).
+const test = suite('runtime/streams/tail-attempts');
+const prefix = `tail-attempts-${randomBytes(4).toString('hex')}:`;
+let kv: Kv;
+let buses: Array<{ name: string; bus: StreamBus }>;
+
+test.before(async () => {
+  kv = createRedisKv({ url: 'redis://127.0.0.1:6379', prefix, logger: createLogger({ level: 'fatal' }) });
+  assert.is(await waitForKv(kv, 5000), 'ready');
+  buses = [
+    { name: 'redis', bus: createStreamBus(kv) },
+    { name: 'memory', bus: new MemoryStreamBus(1000) },
+  ];
+});
+test.after(async () => {
+  const keys = await kv.redis!.keys(`${prefix}*`);
+  if (keys.length > 0) await kv.redis!.del(...keys);
+  await kv.close();
+});
+
+const item = (ordinal: number, text: string) => ({ ordinal, id: `itm_${ordinal}`, kind: 'message', content: { text } });
+
+test('a snapshot of an earlier attempt is refused once a later attempt wrote one; the same or a later attempt replaces it', async () => {
+  for (const { name, bus } of buses) {
+    const run = `run_${name}_a`;
+    assert.ok(await bus.setTail({ run_id: run, attempt: 2, items: [item(3, 'successor')], last_stream_id: '5-0' }), `${name}: first write`);
+    assert.not.ok(await bus.setTail({ run_id: run, attempt: 1, items: [item(3, 'zombie')], last_stream_id: '6-0' }), `${name}: the zombie's write was taken`);
+    assert.equal((await bus.getTail(run))?.items, [item(3, 'successor')], `${name}: the successor's snapshot was replaced`);
+    assert.ok(await bus.setTail({ run_id: run, attempt: 2, items: [item(3, 'successor, later')], last_stream_id: '7-0' }), `${name}: the same attempt`);
+    assert.ok(await bus.setTail({ run_id: run, attempt: 3, items: [], last_stream_id: '8-0' }), `${name}: a later attempt`);
+    assert.is((await bus.getTail(run))?.attempt, 3, name);
+  }
+});
+
+test("an earlier attempt's anchor is refused too (its events still reach the stream); a later attempt's anchor replaces the snapshot", async () => {
+  for (const { name, bus } of buses) {
+    const run = `run_${name}_b`;
+    const thread = `thr_${name}_b`;
+    const first = await bus.publishAnchored(thread, { run_id: run, attempt: 2 }, [{ type: 'item.started', run_id: run } as never]);
+    assert.ok(first.anchored, `${name}: the successor's anchor`);
+    const zombie = await bus.publishAnchored(thread, { run_id: run, attempt: 1 }, [{ type: 'item.started', run_id: run } as never]);
+    assert.not.ok(zombie.anchored, `${name}: the zombie's anchor was taken`);
+    const tail = await bus.getTail(run);
+    assert.is(tail?.attempt, 2, name);
+    const later = await bus.publishAnchored(thread, { run_id: run, attempt: 3 }, []);
+    assert.ok(later.anchored, `${name}: a later attempt's anchor`);
+    assert.is((await bus.getTail(run))?.attempt, 3, name);
+  }
+});
+
+test.run();
