@@ -34,22 +34,22 @@ function wasTrimmed(afterId: string, info: unknown, firstPageId: string | undefi
 }
 
 /**
- * A run's tail snapshot is never replaced by one of an earlier attempt (the check both scripts
- * below make): a zombie attempt — stopped while its lease ran out, resumed before its next
+ * A run's tail snapshot is never replaced by one of an earlier attempt (refuseIfLaterAttemptHolds,
+ * in both scripts below): a zombie attempt — stopped while its lease ran out, resumed before its next
  * fenced write tells it so — must not overwrite its successor's snapshot, which GET
  * /runs/{id}/items serves as the running attempt's tail. Every snapshot's JSON starts with
  * `{"run_id":"…","attempt":N` (tailJson), so the stored attempt is read without decoding the
- * items. KEYS[1] the snapshot; the attempt writing is the script's last ARGV.
+ * items. `tailKey` and `attempt` name the script's KEYS and ARGV entries that hold them.
  */
-const LATER_ATTEMPT_HOLDS = `local cur = redis.call('GET', KEYS[TAIL])
+const refuseIfLaterAttemptHolds = (tailKey: string, attempt: string): string => `local cur = redis.call('GET', ${tailKey})
 if cur then
   local held = tonumber(string.match(cur, '^{"run_id":"[^"]*","attempt":(%d+)'))
-  if held and held > tonumber(ATTEMPT) then return redis.error_reply('STALE a later attempt holds the tail') end
+  if held and held > tonumber(${attempt}) then return redis.error_reply('STALE a later attempt holds the tail') end
 end
 `;
 
 /** setTail: the snapshot (ARGV[1]) for ARGV[2] seconds, unless a later attempt holds it. */
-const SET_TAIL_SCRIPT = `${LATER_ATTEMPT_HOLDS.replace('KEYS[TAIL]', 'KEYS[1]').replace('ATTEMPT', 'ARGV[3]')}redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+const SET_TAIL_SCRIPT = `${refuseIfLaterAttemptHolds('KEYS[1]', 'ARGV[3]')}redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return 1`;
 
 /**
@@ -58,13 +58,13 @@ return 1`;
  * later attempt holds the snapshot (ARGV[4] is the anchoring attempt). Sent in the same
  * pipeline as the tail's first XADDs, which Redis applies after it.
  */
-const ANCHOR_SCRIPT = `${LATER_ATTEMPT_HOLDS.replace('KEYS[TAIL]', 'KEYS[2]').replace('ATTEMPT', 'ARGV[4]')}local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+const ANCHOR_SCRIPT = `${refuseIfLaterAttemptHolds('KEYS[2]', 'ARGV[4]')}local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local id = '0-0'
 if last[1] then id = last[1][1] end
 redis.call('SET', KEYS[2], ARGV[1] .. id .. ARGV[2], 'EX', ARGV[3])
 return id`;
 
-/** A snapshot's JSON with run_id and attempt first, as LATER_ATTEMPT_HOLDS reads them. */
+/** A snapshot's JSON with run_id and attempt first, as refuseIfLaterAttemptHolds reads them. */
 function tailJson(snapshot: TailSnapshot): string {
   const { run_id, attempt, ...rest } = snapshot;
   return JSON.stringify({ run_id, attempt, ...rest });
