@@ -7,6 +7,8 @@ interface Queued {
   count: number;
   /** Stream records (XADDs) among the commands. */
   records: number;
+  /** Its commands must run as one step (MULTI … EXEC), whatever else the batch holds. */
+  atomic: boolean;
   resolve(replies: Replies): void;
 }
 
@@ -32,6 +34,8 @@ interface Queued {
  * one write per subscriber each) where one carries them all. Inside MULTI the blocked reads are
  * served after EXEC, with every record of the batch (checked against the machine's Redis in
  * command-batcher.test.ts). A command's runtime error (WRONGTYPE…) still fails only that command.
+ * A queued entry may also ask for MULTI (`atomic`): its commands then run with nothing of
+ * another client between them (a publish that reads the stream's last id before its XADDs).
  */
 export class CommandBatcher {
   private queue: Queued[] = [];
@@ -40,10 +44,13 @@ export class CommandBatcher {
 
   constructor(private readonly redis: Redis) {}
 
-  /** Queues `count` commands added by `build`; resolves with their replies (errors per command). */
-  run(build: (pipeline: ChainableCommander) => void, count: number, records = 0): Promise<Replies> {
+  /**
+   * Queues `count` commands added by `build`; resolves with their replies (errors per command).
+   * `atomic`: no other client's command runs between them (the batch goes as MULTI … EXEC).
+   */
+  run(build: (pipeline: ChainableCommander) => void, count: number, records = 0, atomic = false): Promise<Replies> {
     return new Promise((resolve) => {
-      this.queue.push({ build, count, records, resolve });
+      this.queue.push({ build, count, records, atomic, resolve });
       if (this.scheduled) return;
       this.scheduled = true;
       if (this.inFlight === 0) queueMicrotask(() => this.flush());
@@ -58,8 +65,12 @@ export class CommandBatcher {
     if (batch.length === 0) return;
     this.inFlight++;
     let records = 0;
-    for (const queued of batch) records += queued.records;
-    const pipeline = records > 1 ? this.redis.multi() : this.redis.pipeline();
+    let atomic = false;
+    for (const queued of batch) {
+      records += queued.records;
+      atomic ||= queued.atomic;
+    }
+    const pipeline = records > 1 || atomic ? this.redis.multi() : this.redis.pipeline();
     for (const queued of batch) queued.build(pipeline);
     pipeline
       .exec()

@@ -74,6 +74,8 @@ export class RedisStreamBus implements StreamBus {
   readonly local = null;
   /** Every write of the hosted runs' streams and tails goes through one batcher (one pipeline per round trip). */
   private readonly writes: CommandBatcher;
+  /** This process's fan-out readers (one per StreamHub): offered what this process publishes. */
+  private readonly followers = new Set<RedisStreamFollower>();
 
   constructor(
     private readonly redis: Redis,
@@ -85,19 +87,58 @@ export class RedisStreamBus implements StreamBus {
   private key = (threadId: string) => `${this.kv.prefix}stream:${threadId}`;
   private tailKey = (runId: string) => `${this.kv.prefix}tail:${runId}`;
 
-  private addEvents(pipeline: ChainableCommander, key: string, events: StreamEvent[]): void {
-    for (const event of events) pipeline.xadd(key, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', JSON.stringify(event));
+  private addEvents(pipeline: ChainableCommander, key: string, jsons: string[]): void {
+    for (const json of jsons) pipeline.xadd(key, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', json);
     pipeline.expire(key, STREAM_TTL_SECONDS);
+  }
+
+  /** Whether a fan-out reader of this process follows the thread (its publishes are offered to it). */
+  private followedHere(threadId: string): boolean {
+    for (const follower of this.followers) if (follower.isFollowing(threadId)) return true;
+    return false;
+  }
+
+  /**
+   * Local delivery: the records just published, handed to this process's fan-out readers at
+   * once instead of one XREAD later (RedisStreamFollower.offer). `previous` is the reply to the
+   * XREVRANGE that ran right before the XADDs in the same MULTI — the record that preceded
+   * them, or none (the stream was empty or missing) — so a reader takes them only when it has
+   * delivered exactly up to there. Nothing is offered when a command failed (previousId null,
+   * or an id missing).
+   */
+  private offer(threadId: string, previousId: string | null, events: StreamEvent[], jsons: string[], ids: Array<string | null>): void {
+    if (previousId === null || ids.some((id) => id === null)) return;
+    const records = events.map((event, i) => ({ id: ids[i]!, event, json: jsons[i]! }));
+    for (const follower of this.followers) follower.offer(threadId, previousId, records);
   }
 
   async publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>> {
     if (events.length === 0 || this.kv.state() !== 'ready') return events.map(() => null);
     const key = this.key(threadId);
-    const replies = await this.writes.run((p) => this.addEvents(p, key, events), events.length + 1, events.length);
-    return events.map((_, i) => {
-      const [error, id] = replies[i] ?? [new Error('missing'), null];
+    const jsons = events.map((event) => JSON.stringify(event));
+    // A thread followed here reads its last id first, atomically with the XADDs (see offer).
+    const local = this.followedHere(threadId);
+    const first = local ? 1 : 0;
+    const replies = await this.writes.run(
+      (p) => {
+        if (local) p.xrevrange(key, '+', '-', 'COUNT', 1);
+        this.addEvents(p, key, jsons);
+      },
+      events.length + 1 + first,
+      events.length,
+      local,
+    );
+    const ids = events.map((_, i) => {
+      const [error, id] = replies[i + first] ?? [new Error('missing'), null];
       return error ? null : (id as string);
     });
+    if (local) {
+      // XREVRANGE … COUNT 1 answers [[id, fields]], or [] for an empty or missing stream.
+      const [error, last] = replies[0] ?? [new Error('missing'), null];
+      const previousId = error ? null : Array.isArray(last) && Array.isArray(last[0]) ? String(last[0][0]) : STREAM_START_ID;
+      this.offer(threadId, previousId, events, jsons, ids);
+    }
+    return ids;
   }
 
   async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
@@ -106,15 +147,25 @@ export class RedisStreamBus implements StreamBus {
     // The snapshot's JSON around the id the script finds (same shape as setTail writes).
     const json = tailJson({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: '\u0000' });
     const [before, after] = json.split('"\\u0000"') as [string, string];
-    const replies = await this.writes.run((p) => {
-      p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS, tail.attempt);
-      if (events.length > 0) this.addEvents(p, key, events);
-    }, events.length > 0 ? events.length + 2 : 1, events.length);
+    const jsons = events.map((event) => JSON.stringify(event));
+    // The anchor script answers the stream's last id before the XADDs: with them in one MULTI
+    // (`local`), it is their predecessor, and a reader of this process takes them at once (offer).
+    const local = events.length > 0 && this.followedHere(threadId);
+    const replies = await this.writes.run(
+      (p) => {
+        p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS, tail.attempt);
+        if (events.length > 0) this.addEvents(p, key, jsons);
+      },
+      events.length > 0 ? events.length + 2 : 1,
+      events.length,
+      local,
+    );
     const anchored = !replies[0]?.[0];
     const ids = events.map((_, i) => {
       const [error, id] = replies[i + 1] ?? [new Error('missing'), null];
       return error ? null : (id as string);
     });
+    if (local && anchored) this.offer(threadId, String(replies[0]![1]), events, jsons, ids);
     return { anchored, ids };
   }
 
@@ -138,7 +189,9 @@ export class RedisStreamBus implements StreamBus {
   }
 
   follower(onRecords: OnStreamRecords, onError: (error: unknown) => void): StreamFollower {
-    return new RedisStreamFollower(this.kv, this.key, onRecords, onError);
+    const follower = new RedisStreamFollower(this.kv, this.key, onRecords, onError, () => this.followers.delete(follower));
+    this.followers.add(follower);
+    return follower;
   }
 
   async setTail(snapshot: TailSnapshot): Promise<boolean> {

@@ -26,11 +26,12 @@ type XReadReply = Array<[string, Array<[string, string[]]>]> | null;
  * records. Following a new thread wakes a blocked read with CLIENT UNBLOCK so it is included
  * at once.
  * Order and exactly-once: reads run one at a time; each thread's cursor advances only through
- * the reply to a read that used it, and a reply is delivered only to the follow it was issued
- * for (token), so records reach onRecords in stream order, once.
+ * the reply to a read that used it, or through a local offer (offer) whose records follow the
+ * cursor without a gap; a reply is delivered only to the follow it was issued for (token), and
+ * only its records past the cursor, so records reach onRecords in stream order, once.
  */
 export class RedisStreamFollower implements StreamFollower {
-  private readonly follows = new Map<string, Follow>();
+  private readonly followed = new Map<string, Follow>();
   private connection: Redis | null = null;
   private clientId: number | null = null;
   private readSeq = 0;
@@ -44,27 +45,58 @@ export class RedisStreamFollower implements StreamFollower {
     private readonly keyOf: (threadId: string) => string,
     private readonly onRecords: OnStreamRecords,
     private readonly onError: (error: unknown) => void,
+    private readonly onClose: () => void = () => undefined,
   ) {}
 
   follow(threadId: string, afterId: string): void {
     if (this.closed) return;
-    this.follows.set(threadId, { cursor: afterId, token: ++this.tokens });
+    this.followed.set(threadId, { cursor: afterId, token: ++this.tokens });
     if (!this.running) void this.loop();
     else this.wake(this.readSeq, UNBLOCK_TRIES);
   }
 
+  /** Whether the thread is followed (its publishes are worth offering, see offer). */
+  isFollowing(threadId: string): boolean {
+    return this.followed.has(threadId);
+  }
+
+  /**
+   * Records this process has just written to the thread's stream, offered before any read
+   * returns them: `previousId` is the id of the record that preceded the first of them in the
+   * stream (read in the same atomic step as their XADDs, RedisStreamBus.publish). Taken only
+   * when it is exactly this follow's cursor — nothing lies between what was delivered and
+   * these records (no other writer's record is skipped) — and then delivered at once and the
+   * cursor moved past them; a read in flight returns them again and deliver() drops them (ids
+   * at or before the cursor). Otherwise (another writer's records come first, or the follow
+   * is not at the stream's end yet) the offer is ignored and the reads deliver everything, in
+   * order, as ever. The in-flight read's follow is the same (token unchanged): the offer does
+   * not start a new follow.
+   */
+  offer(threadId: string, previousId: string, records: StreamRecord[]): void {
+    const current = this.followed.get(threadId);
+    const last = records[records.length - 1];
+    if (!current || !last || compareStreamIds(current.cursor, previousId) !== 0) return;
+    current.cursor = last.id;
+    try {
+      this.onRecords(threadId, records);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
   unfollow(threadId: string): void {
     // A blocked read that includes it returns in time; its reply is then dropped (no follow).
-    this.follows.delete(threadId);
+    this.followed.delete(threadId);
   }
 
   unfollowAll(): void {
-    this.follows.clear();
+    this.followed.clear();
   }
 
   close(): void {
     this.closed = true;
-    this.follows.clear();
+    this.onClose();
+    this.followed.clear();
     this.connection?.disconnect(false);
     this.connection = null;
   }
@@ -84,10 +116,10 @@ export class RedisStreamFollower implements StreamFollower {
   private async loop(): Promise<void> {
     this.running = true;
     try {
-      while (!this.closed && this.follows.size > 0) {
+      while (!this.closed && this.followed.size > 0) {
         const connection = this.connect();
         if (!connection) return;
-        const batch = [...this.follows].map(([threadId, follow]) => ({ threadId, key: this.keyOf(threadId), ...follow }));
+        const batch = [...this.followed].map(([threadId, follow]) => ({ threadId, key: this.keyOf(threadId), ...follow }));
         let reply: XReadReply;
         this.reading = true;
         this.readSeq++;
@@ -112,7 +144,7 @@ export class RedisStreamFollower implements StreamFollower {
   private deliver(batch: Array<{ threadId: string; key: string; token: number }>, reply: XReadReply): void {
     for (const [key, entries] of reply ?? []) {
       const issued = batch.find((b) => b.key === key);
-      const current = issued && this.follows.get(issued.threadId);
+      const current = issued && this.followed.get(issued.threadId);
       if (!issued || !current || current.token !== issued.token) continue;
       const records: StreamRecord[] = [];
       for (const [id, fields] of entries) {
