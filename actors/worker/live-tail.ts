@@ -49,8 +49,14 @@ export class LiveTail {
   private flushing: Promise<void> = Promise.resolve();
   /** The last tail snapshot written (not awaited by the next publish: the bus keeps their order). */
   private tailWrite: Promise<unknown> = Promise.resolve();
+  /** A dispatch is due at the tick's end (setImmediate). */
   private scheduled = false;
+  /** A dispatch is due at once (process.nextTick), for an urgent batch. */
+  private dueNow = false;
   private sentAny = false;
+  private sentDelta = false;
+  /** The batch holds what a client waits for first: it is published urgent (PublishOptions). */
+  private urgent = false;
   /** The tool call whose arguments stream now, and its item's ordinal (cleared when it completes). */
   private args: ArgumentsProgress | null = null;
   private argsOrdinal: number | null = null;
@@ -184,22 +190,34 @@ export class LiveTail {
 
   private emit(ordinal: number, event: StreamEvent): void {
     this.batch.push({ ordinal, event });
-    if (this.scheduled) return;
+    // What the client waits for first — the run's first event (item.started) and its first
+    // delta (the first token) — goes out at once, not at the end of the tick, and is published
+    // urgent (the bus does not hold it behind the pipeline in flight either): it is never held
+    // behind a batch. Later events of the tick coalesce into one publish (deltas arrive in
+    // bursts from the attempt's port). "At once" is process.nextTick: it runs once the
+    // microtask queue is empty, before any I/O, so the events the host handles in the same
+    // turn (its message queue is a promise chain) join it — a user message's item.started and
+    // item.completed leave as one publish and reach subscribers in one fan-out burst, not two.
+    const first = !this.sentAny || (event.type === 'item.delta' && !this.sentDelta);
+    this.sentAny = true;
+    if (event.type === 'item.delta') this.sentDelta = true;
+    if (first) {
+      this.urgent = true;
+      if (this.dueNow) return;
+      this.dueNow = true;
+      return void process.nextTick(() => {
+        this.dueNow = false;
+        this.dispatch();
+      });
+    }
+    // A dispatch due already takes this event too (one due now dispatches the whole batch; the
+    // one at the tick's end then finds what came after, or nothing).
+    if (this.dueNow || this.scheduled) return;
     this.scheduled = true;
-    const go = (): void => {
+    setImmediate(() => {
       this.scheduled = false;
       this.dispatch();
-    };
-    // The run's first event (item.started) goes out at once, not at the end of the tick: what
-    // the client waits for first is never held behind a batch. Later events of the tick
-    // coalesce into one publish (deltas arrive in bursts from the attempt's port).
-    // "At once" is process.nextTick: it runs once the microtask queue is empty, before any I/O,
-    // so the events the host handles in the same turn (its message queue is a promise chain)
-    // join the first one — a user message's item.started and item.completed leave as one
-    // publish and reach subscribers in one fan-out burst, not two.
-    if (this.sentAny) return void setImmediate(go);
-    this.sentAny = true;
-    process.nextTick(go);
+    });
   }
 
   /**
@@ -216,25 +234,27 @@ export class LiveTail {
       return;
     }
     const batch = this.batch;
+    const urgent = this.urgent;
     this.batch = [];
+    this.urgent = false;
     if (batch.length === 0) return;
     // The snapshot as of this batch: output arriving while it is published belongs to the next
     // batch, so the snapshot written at settle covers exactly the events up to its last id.
     const view = this.snapshotRows();
     const args = this.args;
-    const answered = this.publishBatch(batch.map((b) => b.event));
+    const answered = this.publishBatch(batch.map((b) => b.event), urgent);
     this.flushing = this.flushing.then(async () => this.settle(batch, view, args, await answered));
   }
 
   /** Publishes, anchoring first when no anchor was sent yet; never rejects (a failure answers nulls). */
-  private publishBatch(events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
+  private publishBatch(events: StreamEvent[], urgent: boolean): Promise<{ anchored: boolean; ids: Array<string | null> }> {
     let published: Promise<{ anchored: boolean; ids: Array<string | null> }>;
-    if (this.anchored) published = this.bus.publish(this.threadId, events).then((ids) => ({ anchored: true, ids }));
+    if (this.anchored) published = this.bus.publish(this.threadId, events, { urgent }).then((ids) => ({ anchored: true, ids }));
     else {
       // Anchor and first publish in one round trip (the bus applies the anchor first); batches
       // sent before it answers follow it on the same connection, unanchored.
       this.anchored = true;
-      published = this.bus.publishAnchored(this.threadId, { run_id: this.runId, attempt: this.attempt }, events);
+      published = this.bus.publishAnchored(this.threadId, { run_id: this.runId, attempt: this.attempt }, events, { urgent });
     }
     return published.catch(() => ({ anchored: false, ids: events.map(() => null) }));
   }
@@ -264,11 +284,13 @@ export class LiveTail {
   /** The one-at-a-time path while events are lost: a batch waits for everything before it. */
   private async send(): Promise<void> {
     const batch = this.batch;
+    const urgent = this.urgent;
     this.batch = [];
+    this.urgent = false;
     if (this.lostFrom !== null) return this.intoResync(batch);
     if (batch.length === 0) return;
     const view = this.snapshotRows();
-    return this.settle(batch, view, this.args, await this.publishBatch(batch.map((b) => b.event)));
+    return this.settle(batch, view, this.args, await this.publishBatch(batch.map((b) => b.event), urgent));
   }
 
   /**

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { OnStreamRecords, StreamBus, StreamFollower, StreamPage } from './stream-bus.js';
+import type { OnStreamRecords, PublishOptions, StreamBus, StreamFollower, StreamPage } from './stream-bus.js';
 import type { StreamEvent, StreamRecord, TailSnapshot } from './stream-event.js';
 import { STREAM_START_ID, compareStreamIds } from './stream-ids.js';
 
@@ -30,7 +30,8 @@ export class MemoryStreamBus implements StreamBus {
     return `${this.lastMs}-${this.seq}`;
   }
 
-  async publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>> {
+  /** In process, every publish is delivered as it is made: `options.urgent` changes nothing here. */
+  async publish(threadId: string, events: StreamEvent[], _options?: PublishOptions): Promise<Array<string | null>> {
     let stream = this.streams.get(threadId);
     if (!stream) this.streams.set(threadId, (stream = { records: [], maxDeleted: STREAM_START_ID }));
     const ids = events.map((event) => {
@@ -46,10 +47,10 @@ export class MemoryStreamBus implements StreamBus {
     return ids;
   }
 
-  async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
+  async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[], options?: PublishOptions): Promise<{ anchored: boolean; ids: Array<string | null> }> {
     const last = await this.lastId(threadId);
     const anchored = await this.setTail({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: last ?? '0-0' });
-    return { anchored, ids: await this.publish(threadId, events) };
+    return { anchored, ids: await this.publish(threadId, events, options) };
   }
 
   async read(threadId: string, afterId: string, count: number): Promise<StreamPage> {

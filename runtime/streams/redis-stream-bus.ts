@@ -2,7 +2,7 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import { CommandBatcher } from './command-batcher.js';
 import type { Kv } from '../kv/index.js';
 import { RedisStreamFollower } from './redis-stream-follower.js';
-import { STREAM_MAXLEN, STREAM_TTL_SECONDS, TAIL_TTL_SECONDS, type OnStreamRecords, type StreamBus, type StreamFollower, type StreamPage } from './stream-bus.js';
+import { STREAM_MAXLEN, STREAM_TTL_SECONDS, TAIL_TTL_SECONDS, type OnStreamRecords, type PublishOptions, type StreamBus, type StreamFollower, type StreamPage } from './stream-bus.js';
 import type { StreamEvent, TailSnapshot } from './stream-event.js';
 import { STREAM_START_ID, compareStreamIds } from './stream-ids.js';
 
@@ -112,7 +112,7 @@ export class RedisStreamBus implements StreamBus {
     for (const follower of this.followers) follower.offer(threadId, previousId, records);
   }
 
-  async publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>> {
+  async publish(threadId: string, events: StreamEvent[], options: PublishOptions = {}): Promise<Array<string | null>> {
     if (events.length === 0 || this.kv.state() !== 'ready') return events.map(() => null);
     const key = this.key(threadId);
     const jsons = events.map((event) => JSON.stringify(event));
@@ -127,6 +127,7 @@ export class RedisStreamBus implements StreamBus {
       events.length + 1 + first,
       events.length,
       local,
+      options.urgent,
     );
     const ids = events.map((_, i) => {
       const [error, id] = replies[i + first] ?? [new Error('missing'), null];
@@ -141,7 +142,7 @@ export class RedisStreamBus implements StreamBus {
     return ids;
   }
 
-  async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }> {
+  async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[], options: PublishOptions = {}): Promise<{ anchored: boolean; ids: Array<string | null> }> {
     if (this.kv.state() !== 'ready') return { anchored: false, ids: events.map(() => null) };
     const key = this.key(threadId);
     // The snapshot's JSON around the id the script finds (same shape as setTail writes).
@@ -159,6 +160,7 @@ export class RedisStreamBus implements StreamBus {
       events.length > 0 ? events.length + 2 : 1,
       events.length,
       local,
+      options.urgent,
     );
     const anchored = !replies[0]?.[0];
     const ids = events.map((_, i) => {

@@ -27,15 +27,20 @@ export interface StreamPage {
  * Publishing never blocks the run: while the store is lost, publish resolves with nulls and
  * the items still commit to PostgreSQL (clients re-read GET /runs/{id}/items).
  */
+/** How a publish leaves: `urgent` — what a client waits for first (a run's first event, its first delta) — is never held to the end of a batch. */
+export interface PublishOptions {
+  urgent?: boolean;
+}
+
 export interface StreamBus {
-  publish(threadId: string, events: StreamEvent[]): Promise<Array<string | null>>;
+  publish(threadId: string, events: StreamEvent[], options?: PublishOptions): Promise<Array<string | null>>;
   /**
    * Anchors a run's tail (its snapshot becomes "no items, at the stream's current last id")
    * and then publishes `events`, in that order and in one round trip. `anchored` false: the
    * store did not take the anchor — lost, or a later attempt of the run holds the snapshot (see
    * setTail) — and the events' ids say whether they were published.
    */
-  publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[]): Promise<{ anchored: boolean; ids: Array<string | null> }>;
+  publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[], options?: PublishOptions): Promise<{ anchored: boolean; ids: Array<string | null> }>;
   /**
    * Up to `count` records after `afterId` (exclusive), oldest first. `trimmed` is true when a
    * record after `afterId` was removed by the length bound, so replaying from the retained

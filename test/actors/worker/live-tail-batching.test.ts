@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LiveTail } from '../../../actors/worker/live-tail.js';
-import { type StreamEvent } from '../../../runtime/index.js';
+import { type PublishOptions, type StreamEvent } from '../../../runtime/index.js';
 import { MemoryStreamBus } from '../../../runtime/streams/memory-stream-bus.js';
 
 // What a tail publishes together reaches every subscriber in one fan-out burst (one socket
@@ -47,6 +47,32 @@ test('the first event is not held for the next tick: it is published before any 
   tail.delta(0, { text: 'b' });
   await tail.flush();
   assert.equal(calls, [['item.started'], ['item.delta', 'item.delta']]);
+});
+
+test('the run\'s first delta (its first token) is not held for the tick either, and both firsts are published urgent; later deltas are not', async () => {
+  const bus = new MemoryStreamBus(10_000);
+  const calls: Array<{ types: string[]; urgent: boolean }> = [];
+  const publish = bus.publish.bind(bus);
+  bus.publish = (threadId: string, events: StreamEvent[], options?: PublishOptions) => {
+    calls.push({ types: events.map((e) => e.type), urgent: options?.urgent === true });
+    return publish(threadId, events);
+  };
+  const tail = new LiveTail(bus, 'run_u', 'thr_u', 1);
+  const user = { id: 'itm_u', kind: 'message', content: { role: 'user', text: 'hi' } };
+  tail.started(0, user);
+  tail.completed(0, user);
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tail.started(1, { id: 'itm_a', kind: 'message', content: { role: 'assistant', text: '' } });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  // The assistant's item.started waited for the tick's end; the first delta does not.
+  tail.delta(1, { text: 'a' });
+  tail.delta(1, { text: 'b' });
+  await Promise.resolve();
+  await new Promise<void>((resolve) => process.nextTick(resolve));
+  assert.equal(calls.map((c) => c.types), [['item.started', 'item.completed'], ['item.started'], ['item.delta', 'item.delta']]);
+  tail.delta(1, { text: 'c' });
+  await tail.flush();
+  assert.equal(calls.map((c) => c.urgent), [true, false, true, false]);
 });
 
 /** The memory bus with every publish held until released, in call order (a slow store). */

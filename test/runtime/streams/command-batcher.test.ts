@@ -50,6 +50,28 @@ test('an idle batcher sends at once; what is queued in the same tick while one i
   }
 });
 
+test('an urgent command leaves at once while a pipeline is in flight, with what was queued before it, in order', async () => {
+  const batcher = new CommandBatcher(redis);
+  const key = `${prefix}urgent`;
+  const before = pipelines;
+  const first = batcher.run((p) => p.xadd(key, '*', 'e', 'first'), 1);
+  await Promise.resolve();
+  assert.is(pipelines - before, 1);
+  // In flight: a plain write waits for the tick's end, an urgent one does not — and takes it along.
+  const plain = batcher.run((p) => p.xadd(key, '*', 'e', 'plain'), 1, 1);
+  const urgent = batcher.run((p) => p.xadd(key, '*', 'e', 'urgent'), 1, 1, false, true);
+  await Promise.resolve();
+  assert.is(pipelines - before, 2, 'the urgent command was held to the tick end');
+  await Promise.all([first, plain, urgent]);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.is(pipelines - before, 2, 'the tick-end flush found nothing left to send');
+  const stored = await redis.xrange(key, '-', '+');
+  assert.equal(stored.map(([, f]) => f[1]), ['first', 'plain', 'urgent']);
+  // Not in flight any more: a plain command goes at once again.
+  await batcher.run((p) => p.xadd(key, '*', 'e', 'later'), 1, 1);
+  assert.is(pipelines - before, 3);
+});
+
 test('a command that fails answers its own error; the others of the pipeline succeed', async () => {
   const batcher = new CommandBatcher(redis);
   await redis.set(`${prefix}plain`, 'x');
