@@ -28,6 +28,9 @@ async function newThread(): Promise<string> {
 }
 
 test('the run commits claimed: attempt 1 open and leased to this worker, in the POST transaction', async () => {
+  // The model holds its answer until the row is read: a run already sealed has no lease any more.
+  let release!: () => void;
+  scripts.set('claimed-at-once', [{ type: 'text', text: 'claimed', hold: new Promise<void>((r) => (release = r)) }]);
   const posted = await send(f, 'claimed-at-once');
   assert.is(posted.status, 201, JSON.stringify(posted.body));
   assert.is(posted.body.run.status, 'running');
@@ -38,6 +41,7 @@ test('the run commits claimed: attempt 1 open and leased to this worker, in the 
   assert.equal(attempts.map((a) => a.number), [1]);
   assert.is(attempts[0]!.id, posted.body.run.current_attempt_id);
   assert.is(attempts[0]!.worker_id, row!.lease_owner);
+  release();
   const done = await waitForRun(f, posted.body.run.id);
   assert.is(done.status, 'completed');
   assert.is(done.attempts, 1);
