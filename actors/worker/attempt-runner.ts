@@ -133,7 +133,9 @@ export class AttemptRunner {
       return;
     }
     if (this.finished) return; // the lease was lost while preparing: nothing more is written
-    if (this.run.attempts > 1) await this.context.bus.publish(this.run.thread_id, [{ type: 'tail.reset', run_id: this.run.id, ordinal: this.run.next_ordinal, attempt: this.run.attempts }]);
+    // A later attempt's first event anchors its tail, which raises the run's fence: from here on
+    // an earlier attempt still running somewhere (a zombie) publishes nothing (PublishOptions.fence).
+    if (this.run.attempts > 1) await this.context.bus.publishAnchored(this.run.thread_id, { run_id: this.run.id, attempt: this.run.attempts }, [{ type: 'tail.reset', run_id: this.run.id, ordinal: this.run.next_ordinal, attempt: this.run.attempts }]);
     const channel = new MessageChannel();
     this.port = channel.port1;
     // A batch is the messages of one turn of the attempt, handled one by one in their order.

@@ -74,12 +74,17 @@ export class LiveTail {
   /** Events to re-publish after the committed items once the attempt has ended (its seal). */
   private closing: { events: StreamEvent[]; until: number } | null = null;
 
+  /** This attempt, as its publishes are fenced (PublishOptions.fence). */
+  private readonly fence: { run_id: string; attempt: number };
+
   constructor(
     private readonly bus: StreamBus,
     private readonly runId: string,
     private readonly threadId: string,
     private readonly attempt: number,
-  ) {}
+  ) {
+    this.fence = { run_id: runId, attempt };
+  }
 
   started(ordinal: number, item: { id: string; kind: string; content: Record<string, unknown> }): void {
     this.items.set(ordinal, { ...item, ordinal, state: 'in_progress', content_refs: mediaContentRefs(item.content), first_stream_id: null, last_stream_id: null, started_at: new Date().toISOString(), ended_at: null, committed: false });
@@ -249,7 +254,8 @@ export class LiveTail {
   /** Publishes, anchoring first when no anchor was sent yet; never rejects (a failure answers nulls). */
   private publishBatch(events: StreamEvent[], urgent: boolean): Promise<{ anchored: boolean; ids: Array<string | null> }> {
     let published: Promise<{ anchored: boolean; ids: Array<string | null> }>;
-    if (this.anchored) published = this.bus.publish(this.threadId, events, { urgent }).then((ids) => ({ anchored: true, ids }));
+    // Fenced by this attempt: refused (ids null, as a loss) once a later attempt holds the run.
+    if (this.anchored) published = this.bus.publish(this.threadId, events, { urgent, fence: this.fence }).then((ids) => ({ anchored: true, ids }));
     else {
       // Anchor and first publish in one round trip (the bus applies the anchor first); batches
       // sent before it answers follow it on the same connection, unanchored.
@@ -328,7 +334,7 @@ export class LiveTail {
     const tail = [...this.items.values()].filter((i) => i.ordinal >= from).sort((a, b) => a.ordinal - b.ordinal);
     const resent = [...[...this.committedUnstreamed.values()].sort((a, b) => a.ordinal - b.ordinal), ...tail.map((i) => this.row(i))];
     const batch = resyncEvents(this.runId, this.attempt, from, resent, this.closing?.events ?? []);
-    const ids = await this.bus.publish(this.threadId, batch.map((b) => b.event));
+    const ids = await this.bus.publish(this.threadId, batch.map((b) => b.event), { fence: this.fence });
     if (ids.some((id) => id === null)) {
       this.anchored = false;
       return;

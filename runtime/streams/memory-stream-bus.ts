@@ -9,11 +9,20 @@ interface MemoryStream {
   maxDeleted: string;
 }
 
+/** Runs whose fence the in-process bus remembers (a zombie attempt is a concern of runs taken over recently). */
+const FENCES_KEPT = 100_000;
+
 /** The in-process bus (single `all` process): the Redis bus's contract, kept in memory. */
 export class MemoryStreamBus implements StreamBus {
   readonly local = new EventEmitter();
   private readonly streams = new Map<string, MemoryStream>();
   private readonly tails = new Map<string, TailSnapshot>();
+  /**
+   * Each run's fence (PublishOptions.fence): the highest attempt whose snapshot was taken. Kept
+   * past clearTail, as the Redis bus keeps its fence key; bounded (the oldest runs go first,
+   * FENCES_KEPT), where Redis expires the key with the stream.
+   */
+  private readonly fences = new Map<string, number>();
   private lastMs = 0;
   private seq = 0;
 
@@ -31,7 +40,9 @@ export class MemoryStreamBus implements StreamBus {
   }
 
   /** In process, every publish is delivered as it is made: `options.urgent` changes nothing here. */
-  async publish(threadId: string, events: StreamEvent[], _options?: PublishOptions): Promise<Array<string | null>> {
+  async publish(threadId: string, events: StreamEvent[], options?: PublishOptions): Promise<Array<string | null>> {
+    const fence = options?.fence;
+    if (fence && (this.fences.get(fence.run_id) ?? 0) > fence.attempt) return events.map(() => null);
     let stream = this.streams.get(threadId);
     if (!stream) this.streams.set(threadId, (stream = { records: [], maxDeleted: STREAM_START_ID }));
     const ids = events.map((event) => {
@@ -50,7 +61,7 @@ export class MemoryStreamBus implements StreamBus {
   async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[], options?: PublishOptions): Promise<{ anchored: boolean; ids: Array<string | null> }> {
     const last = await this.lastId(threadId);
     const anchored = await this.setTail({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: last ?? '0-0' });
-    return { anchored, ids: await this.publish(threadId, events, options) };
+    return { anchored, ids: await this.publish(threadId, events, { ...options, fence: tail }) };
   }
 
   async read(threadId: string, afterId: string, count: number): Promise<StreamPage> {
@@ -108,7 +119,13 @@ export class MemoryStreamBus implements StreamBus {
   async setTail(snapshot: TailSnapshot): Promise<boolean> {
     // Never over a later attempt's snapshot (as the Redis bus's SET_TAIL_SCRIPT).
     if ((this.tails.get(snapshot.run_id)?.attempt ?? 0) > snapshot.attempt) return false;
+    if ((this.fences.get(snapshot.run_id) ?? 0) > snapshot.attempt) return false;
     this.tails.set(snapshot.run_id, snapshot);
+    if ((this.fences.get(snapshot.run_id) ?? 0) < snapshot.attempt) {
+      this.fences.delete(snapshot.run_id); // re-inserted last: the map's order is its age
+      this.fences.set(snapshot.run_id, snapshot.attempt);
+      if (this.fences.size > FENCES_KEPT) this.fences.delete(this.fences.keys().next().value!);
+    }
     return true;
   }
 

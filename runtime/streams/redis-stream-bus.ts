@@ -48,8 +48,21 @@ if cur then
 end
 `;
 
-/** setTail: the snapshot (ARGV[1]) for ARGV[2] seconds, unless a later attempt holds it. */
-const SET_TAIL_SCRIPT = `${refuseIfLaterAttemptHolds('KEYS[1]', 'ARGV[3]')}redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+/**
+ * The run's fence (see PUBLISH_FENCED_SCRIPT): raised to `attempt` when it is higher, kept for
+ * STREAM_TTL_SECONDS (the stream's own lifetime). `fenceKey` and `attempt` name KEYS/ARGV entries.
+ */
+const raiseFence = (fenceKey: string, attempt: string): string => `if tonumber(redis.call('GET', ${fenceKey}) or '0') < tonumber(${attempt}) then
+  redis.call('SET', ${fenceKey}, ${attempt}, 'EX', ${STREAM_TTL_SECONDS})
+end
+`;
+
+/** Refuses when the run's fence (see raiseFence) is past `attempt`: a later attempt anchored, even if its seal cleared the snapshot since. */
+const refuseIfFenced = (fenceKey: string, attempt: string): string => `if tonumber(redis.call('GET', ${fenceKey}) or '0') > tonumber(${attempt}) then return redis.error_reply('STALE a later attempt holds the run') end
+`;
+
+/** setTail: the snapshot (ARGV[1]) for ARGV[2] seconds, unless a later attempt holds it or the run's fence (KEYS[2]); raises the fence. */
+const SET_TAIL_SCRIPT = `${refuseIfLaterAttemptHolds('KEYS[1]', 'ARGV[3]')}${refuseIfFenced('KEYS[2]', 'ARGV[3]')}${raiseFence('KEYS[2]', 'ARGV[3]')}redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 return 1`;
 
 /**
@@ -58,11 +71,33 @@ return 1`;
  * later attempt holds the snapshot (ARGV[4] is the anchoring attempt). Sent in the same
  * pipeline as the tail's first XADDs, which Redis applies after it.
  */
-const ANCHOR_SCRIPT = `${refuseIfLaterAttemptHolds('KEYS[2]', 'ARGV[4]')}local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+const ANCHOR_SCRIPT = `${refuseIfLaterAttemptHolds('KEYS[2]', 'ARGV[4]')}${refuseIfFenced('KEYS[3]', 'ARGV[4]')}${raiseFence('KEYS[3]', 'ARGV[4]')}local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local id = '0-0'
 if last[1] then id = last[1][1] end
 redis.call('SET', KEYS[2], ARGV[1] .. id .. ARGV[2], 'EX', ARGV[3])
 return id`;
+
+/**
+ * A run's events, published by one of its attempts (PublishOptions.fence), in one step on the
+ * server: refused whole (STALE, nothing written) when a later attempt of the run has anchored
+ * its tail — the run's fence (KEYS[2]) is the highest attempt whose anchor or snapshot Redis
+ * took, and it outlives the snapshot (a seal clears the snapshot, not the fence). So a zombie
+ * attempt — stopped past its lease, resumed before its next fenced database write tells it so —
+ * publishes nothing after its successor's first event (the successor's `tail.reset` is its
+ * anchored publish, AttemptRunner), nor after the successor sealed the run.
+ * KEYS[1] the stream; ARGV[1] the attempt, ARGV[2] MAXLEN, ARGV[3] the stream's TTL, ARGV[4]
+ * '1' to answer the stream's last id before the records (local delivery, RedisStreamBus.offer;
+ * '' otherwise), ARGV[5…] the events' JSON. Answers {that id or '', the records' ids…}.
+ */
+const PUBLISH_FENCED_SCRIPT = `${refuseIfFenced('KEYS[2]', 'ARGV[1]')}local out = {''}
+if ARGV[4] == '1' then
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  out[1] = '0-0'
+  if last[1] then out[1] = last[1][1] end
+end
+for i = 5, #ARGV do out[#out + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'e', ARGV[i]) end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return out`;
 
 /** A snapshot's JSON with run_id and attempt first, as refuseIfLaterAttemptHolds reads them. */
 function tailJson(snapshot: TailSnapshot): string {
@@ -86,6 +121,7 @@ export class RedisStreamBus implements StreamBus {
 
   private key = (threadId: string) => `${this.kv.prefix}stream:${threadId}`;
   private tailKey = (runId: string) => `${this.kv.prefix}tail:${runId}`;
+  private fenceKey = (runId: string) => `${this.kv.prefix}fence:${runId}`;
 
   private addEvents(pipeline: ChainableCommander, key: string, jsons: string[]): void {
     for (const json of jsons) pipeline.xadd(key, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'e', json);
@@ -116,6 +152,7 @@ export class RedisStreamBus implements StreamBus {
     if (events.length === 0 || this.kv.state() !== 'ready') return events.map(() => null);
     const key = this.key(threadId);
     const jsons = events.map((event) => JSON.stringify(event));
+    if (options.fence) return this.publishFenced(threadId, options.fence, events, jsons, options.urgent);
     // A thread followed here reads its last id first, atomically with the XADDs (see offer).
     const local = this.followedHere(threadId);
     const first = local ? 1 : 0;
@@ -142,6 +179,27 @@ export class RedisStreamBus implements StreamBus {
     return ids;
   }
 
+  /**
+   * An attempt's events through PUBLISH_FENCED_SCRIPT: one command, so one record as far as the
+   * batcher's MULTI is concerned (its XADDs become visible together, when the script ends).
+   * Refused (a later attempt holds the run) or failed: every id null, nothing offered.
+   */
+  private async publishFenced(threadId: string, fence: { run_id: string; attempt: number }, events: StreamEvent[], jsons: string[], urgent?: boolean): Promise<Array<string | null>> {
+    const local = this.followedHere(threadId);
+    const [reply] = await this.writes.run(
+      (p) => p.eval(PUBLISH_FENCED_SCRIPT, 2, this.key(threadId), this.fenceKey(fence.run_id), fence.attempt, STREAM_MAXLEN, STREAM_TTL_SECONDS, local ? '1' : '', ...jsons),
+      1,
+      1,
+      false,
+      urgent,
+    );
+    const [error, answer] = reply ?? [new Error('missing'), null];
+    if (error || !Array.isArray(answer) || answer.length !== events.length + 1) return events.map(() => null);
+    const ids = answer.slice(1).map((id) => String(id));
+    if (local) this.offer(threadId, String(answer[0]), events, jsons, ids);
+    return ids;
+  }
+
   async publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[], options: PublishOptions = {}): Promise<{ anchored: boolean; ids: Array<string | null> }> {
     if (this.kv.state() !== 'ready') return { anchored: false, ids: events.map(() => null) };
     const key = this.key(threadId);
@@ -149,27 +207,28 @@ export class RedisStreamBus implements StreamBus {
     const json = tailJson({ run_id: tail.run_id, attempt: tail.attempt, items: [], last_stream_id: '\u0000' });
     const [before, after] = json.split('"\\u0000"') as [string, string];
     const jsons = events.map((event) => JSON.stringify(event));
-    // The anchor script answers the stream's last id before the XADDs: with them in one MULTI
-    // (`local`), it is their predecessor, and a reader of this process takes them at once (offer).
+    // The events are fenced by the anchoring attempt (PUBLISH_FENCED_SCRIPT): when the anchor is
+    // refused because a later attempt holds the run, so are they. The script answers their
+    // predecessor itself, for a reader of this process to take them at once (offer).
     const local = events.length > 0 && this.followedHere(threadId);
     const replies = await this.writes.run(
       (p) => {
-        p.eval(ANCHOR_SCRIPT, 2, key, this.tailKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS, tail.attempt);
-        if (events.length > 0) this.addEvents(p, key, jsons);
+        p.eval(ANCHOR_SCRIPT, 3, key, this.tailKey(tail.run_id), this.fenceKey(tail.run_id), `${before}"`, `"${after}`, TAIL_TTL_SECONDS, tail.attempt);
+        if (events.length > 0) p.eval(PUBLISH_FENCED_SCRIPT, 2, key, this.fenceKey(tail.run_id), tail.attempt, STREAM_MAXLEN, STREAM_TTL_SECONDS, local ? '1' : '', ...jsons);
       },
-      events.length > 0 ? events.length + 2 : 1,
-      events.length,
-      local,
+      events.length > 0 ? 2 : 1,
+      events.length > 0 ? 1 : 0,
+      false,
       options.urgent,
     );
     const anchored = !replies[0]?.[0];
-    const ids = events.map((_, i) => {
-      const [error, id] = replies[i + 1] ?? [new Error('missing'), null];
-      return error ? null : (id as string);
-    });
-    if (local && anchored) this.offer(threadId, String(replies[0]![1]), events, jsons, ids);
+    const [error, answer] = replies[1] ?? [new Error('missing'), null];
+    if (events.length === 0 || error || !Array.isArray(answer) || answer.length !== events.length + 1) return { anchored, ids: events.map(() => null) };
+    const ids = answer.slice(1).map((id) => String(id));
+    if (local) this.offer(threadId, String(answer[0]), events, jsons, ids);
     return { anchored, ids };
   }
+
 
   async read(threadId: string, afterId: string, count: number): Promise<StreamPage> {
     const key = this.key(threadId);
@@ -199,7 +258,7 @@ export class RedisStreamBus implements StreamBus {
   async setTail(snapshot: TailSnapshot): Promise<boolean> {
     if (this.kv.state() !== 'ready') return false;
     // Refused (false) when a later attempt holds the snapshot (SET_TAIL_SCRIPT).
-    const [reply] = await this.writes.run((p) => p.eval(SET_TAIL_SCRIPT, 1, this.tailKey(snapshot.run_id), tailJson(snapshot), TAIL_TTL_SECONDS, snapshot.attempt), 1);
+    const [reply] = await this.writes.run((p) => p.eval(SET_TAIL_SCRIPT, 2, this.tailKey(snapshot.run_id), this.fenceKey(snapshot.run_id), tailJson(snapshot), TAIL_TTL_SECONDS, snapshot.attempt), 1);
     return !reply?.[0];
   }
 

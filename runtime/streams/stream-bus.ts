@@ -27,9 +27,17 @@ export interface StreamPage {
  * Publishing never blocks the run: while the store is lost, publish resolves with nulls and
  * the items still commit to PostgreSQL (clients re-read GET /runs/{id}/items).
  */
-/** How a publish leaves: `urgent` — what a client waits for first (a run's first event, its first delta) — is never held to the end of a batch. */
+/** How a publish leaves. */
 export interface PublishOptions {
+  /** What a client waits for first (a run's first event, its first delta): never held to the end of a batch. */
   urgent?: boolean;
+  /**
+   * The attempt of a run that publishes (its tail's events): refused whole — every id null,
+   * nothing written — once a later attempt of the run has anchored its tail (publishAnchored,
+   * setTail), also after that attempt sealed the run. A zombie attempt's events never follow
+   * its successor's.
+   */
+  fence?: { run_id: string; attempt: number };
 }
 
 export interface StreamBus {
