@@ -7,8 +7,6 @@ interface Queued {
   count: number;
   /** Stream records (XADDs) among the commands. */
   records: number;
-  /** Its commands must run as one step (MULTI … EXEC), whatever else the batch holds. */
-  atomic: boolean;
   resolve(replies: Replies): void;
 }
 
@@ -34,8 +32,6 @@ interface Queued {
  * one write per subscriber each) where one carries them all. Inside MULTI the blocked reads are
  * served after EXEC, with every record of the batch (checked against the machine's Redis in
  * command-batcher.test.ts). A command's runtime error (WRONGTYPE…) still fails only that command.
- * A queued entry may also ask for MULTI (`atomic`): its commands then run with nothing of
- * another client between them (a publish that reads the stream's last id before its XADDs).
  *
  * Urgent commands (`urgent`: a run's first event and its first delta, what a client waits for
  * first) are never held to the tick's end: they leave at the end of the current microtask run
@@ -56,12 +52,11 @@ export class CommandBatcher {
 
   /**
    * Queues `count` commands added by `build`; resolves with their replies (errors per command).
-   * `atomic`: no other client's command runs between them (the batch goes as MULTI … EXEC).
    * `urgent`: they leave now, not at the tick's end, even while a pipeline is in flight.
    */
-  run(build: (pipeline: ChainableCommander) => void, count: number, records = 0, atomic = false, urgent = false): Promise<Replies> {
+  run(build: (pipeline: ChainableCommander) => void, count: number, records = 0, urgent = false): Promise<Replies> {
     return new Promise((resolve) => {
-      this.queue.push({ build, count, records, atomic, resolve });
+      this.queue.push({ build, count, records, resolve });
       if (this.dueNow) return;
       if (urgent || (this.inFlight === 0 && !this.dueAtTickEnd)) {
         this.dueNow = true;
@@ -86,12 +81,8 @@ export class CommandBatcher {
     if (batch.length === 0) return;
     this.inFlight++;
     let records = 0;
-    let atomic = false;
-    for (const queued of batch) {
-      records += queued.records;
-      atomic ||= queued.atomic;
-    }
-    const pipeline = records > 1 || atomic ? this.redis.multi() : this.redis.pipeline();
+    for (const queued of batch) records += queued.records;
+    const pipeline = records > 1 ? this.redis.multi() : this.redis.pipeline();
     for (const queued of batch) queued.build(pipeline);
     pipeline
       .exec()

@@ -19,8 +19,8 @@ export class MemoryStreamBus implements StreamBus {
   private readonly tails = new Map<string, TailSnapshot>();
   /**
    * Each run's fence (PublishOptions.fence): the highest attempt whose snapshot was taken. Kept
-   * past clearTail, as the Redis bus keeps its fence key; bounded (the oldest runs go first,
-   * FENCES_KEPT), where Redis expires the key with the stream.
+   * past clearTail, as the Redis bus keeps its fence key; bounded (the runs written longest ago
+   * go first, FENCES_KEPT), where Redis expires the key with the stream.
    */
   private readonly fences = new Map<string, number>();
   private lastMs = 0;
@@ -117,15 +117,12 @@ export class MemoryStreamBus implements StreamBus {
   }
 
   async setTail(snapshot: TailSnapshot): Promise<boolean> {
-    // Never over a later attempt's snapshot (as the Redis bus's SET_TAIL_SCRIPT).
-    if ((this.tails.get(snapshot.run_id)?.attempt ?? 0) > snapshot.attempt) return false;
+    // Refused when the run's fence is past this attempt; raises it (as the Redis bus's SET_TAIL_SCRIPT).
     if ((this.fences.get(snapshot.run_id) ?? 0) > snapshot.attempt) return false;
     this.tails.set(snapshot.run_id, snapshot);
-    if ((this.fences.get(snapshot.run_id) ?? 0) < snapshot.attempt) {
-      this.fences.delete(snapshot.run_id); // re-inserted last: the map's order is its age
-      this.fences.set(snapshot.run_id, snapshot.attempt);
-      if (this.fences.size > FENCES_KEPT) this.fences.delete(this.fences.keys().next().value!);
-    }
+    this.fences.delete(snapshot.run_id); // re-inserted last: the map's order is its age
+    this.fences.set(snapshot.run_id, snapshot.attempt);
+    if (this.fences.size > FENCES_KEPT) this.fences.delete(this.fences.keys().next().value!);
     return true;
   }
 

@@ -19,14 +19,6 @@ export interface StreamPage {
   trimmed: boolean;
 }
 
-/**
- * Carries thread events from the process that produces them (the attempt's host) to the
- * processes that serve subscribers. Redis: one stream per thread (XADD with an approximate
- * MAXLEN bound and a TTL), ids are Redis stream ids and totally ordered per thread. The
- * in-process bus (single `all` process) keeps the same contract in memory.
- * Publishing never blocks the run: while the store is lost, publish resolves with nulls and
- * the items still commit to PostgreSQL (clients re-read GET /runs/{id}/items).
- */
 /** How a publish leaves. */
 export interface PublishOptions {
   /** What a client waits for first (a run's first event, its first delta): never held to the end of a batch. */
@@ -40,13 +32,21 @@ export interface PublishOptions {
   fence?: { run_id: string; attempt: number };
 }
 
+/**
+ * Carries thread events from the process that produces them (the attempt's host) to the
+ * processes that serve subscribers. Redis: one stream per thread (XADD with an approximate
+ * MAXLEN bound and a TTL), ids are Redis stream ids and totally ordered per thread. The
+ * in-process bus (single `all` process) keeps the same contract in memory.
+ * Publishing never blocks the run: while the store is lost, publish resolves with nulls and
+ * the items still commit to PostgreSQL (clients re-read GET /runs/{id}/items).
+ */
 export interface StreamBus {
   publish(threadId: string, events: StreamEvent[], options?: PublishOptions): Promise<Array<string | null>>;
   /**
    * Anchors a run's tail (its snapshot becomes "no items, at the stream's current last id")
    * and then publishes `events`, in that order and in one round trip. `anchored` false: the
-   * store did not take the anchor — lost, or a later attempt of the run holds the snapshot (see
-   * setTail) — and the events' ids say whether they were published.
+   * store did not take the anchor — lost, or a later attempt of the run holds the run (its
+   * fence, see PublishOptions) — and the events, fenced by the anchoring attempt, with it.
    */
   publishAnchored(threadId: string, tail: { run_id: string; attempt: number }, events: StreamEvent[], options?: PublishOptions): Promise<{ anchored: boolean; ids: Array<string | null> }>;
   /**

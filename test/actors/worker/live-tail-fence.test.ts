@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LiveTail } from '../../../actors/worker/live-tail.js';
-import { createLogger, createRedisKv, createStreamBus, waitForKv, type Kv, type StreamBus } from '../../../runtime/index.js';
-import { MemoryStreamBus } from '../../../runtime/streams/memory-stream-bus.js';
+import { openBothBuses, type BothBuses } from '../../support/stream-buses.js';
 
 // A zombie attempt — its lease ran out while it was stopped or cut off from the database, the
 // run continues elsewhere, it has not yet made the fenced write that would tell it — keeps
@@ -12,28 +10,19 @@ import { MemoryStreamBus } from '../../../runtime/streams/memory-stream-bus.js';
 // publish: AttemptRunner) is on the stream, nothing of the zombie follows it — also after the
 // successor sealed the run. Both buses; the Redis one against the machine's Redis.
 const test = suite('actors/worker/live-tail-fence');
-const prefix = `live-tail-fence-${randomBytes(4).toString('hex')}:`;
-let kv: Kv;
-let buses: Array<{ name: string; bus: StreamBus }>;
+let both: BothBuses;
 
 test.before(async () => {
-  kv = createRedisKv({ url: 'redis://127.0.0.1:6379', prefix, logger: createLogger({ level: 'fatal' }) });
-  assert.is(await waitForKv(kv, 5000), 'ready');
-  buses = [
-    { name: 'redis', bus: createStreamBus(kv) },
-    { name: 'memory', bus: new MemoryStreamBus(1000) },
-  ];
+  both = await openBothBuses('live-tail-fence');
 });
 test.after(async () => {
-  const keys = await kv.redis!.keys(`${prefix}*`);
-  if (keys.length > 0) await kv.redis!.del(...keys);
-  await kv.close();
+  await both?.close();
 });
 
 const assistant = (id: string) => ({ id, kind: 'message', content: { role: 'assistant', text: '' } });
 
 test("a zombie attempt's tail publishes nothing after its successor's tail.reset, nor after the successor's seal", async () => {
-  for (const { name, bus } of buses) {
+  for (const { name, bus } of both.buses) {
     const run = `run_${name}`;
     const thread = `thr_${name}`;
     const zombie = new LiveTail(bus, run, thread, 1);

@@ -59,7 +59,7 @@ test('an urgent command leaves at once while a pipeline is in flight, with what 
   assert.is(pipelines - before, 1);
   // In flight: a plain write waits for the tick's end, an urgent one does not — and takes it along.
   const plain = batcher.run((p) => p.xadd(key, '*', 'e', 'plain'), 1, 1);
-  const urgent = batcher.run((p) => p.xadd(key, '*', 'e', 'urgent'), 1, 1, false, true);
+  const urgent = batcher.run((p) => p.xadd(key, '*', 'e', 'urgent'), 1, 1, true);
   await Promise.resolve();
   assert.is(pipelines - before, 2, 'the urgent command was held to the tick end');
   await Promise.all([first, plain, urgent]);

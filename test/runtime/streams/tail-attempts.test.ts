@@ -1,36 +1,25 @@
-import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLogger, createRedisKv, createStreamBus, waitForKv, type Kv, type StreamBus } from '../../../runtime/index.js';
-import { MemoryStreamBus } from '../../../runtime/streams/memory-stream-bus.js';
+import { openBothBuses, type BothBuses } from '../../support/stream-buses.js';
 
 // A run's tail snapshot is what GET /runs/{id}/items serves as the running attempt's live tail.
 // A zombie attempt (stopped past its lease, resumed before its next fenced write tells it so)
 // must not replace its successor's snapshot: neither its snapshots nor its anchor. Both buses,
-// the Redis one against the machine's Redis (keys under a random prefix, deleted afterwards).
+// the Redis one against the machine's Redis.
 const test = suite('runtime/streams/tail-attempts');
-const prefix = `tail-attempts-${randomBytes(4).toString('hex')}:`;
-let kv: Kv;
-let buses: Array<{ name: string; bus: StreamBus }>;
+let both: BothBuses;
 
 test.before(async () => {
-  kv = createRedisKv({ url: 'redis://127.0.0.1:6379', prefix, logger: createLogger({ level: 'fatal' }) });
-  assert.is(await waitForKv(kv, 5000), 'ready');
-  buses = [
-    { name: 'redis', bus: createStreamBus(kv) },
-    { name: 'memory', bus: new MemoryStreamBus(1000) },
-  ];
+  both = await openBothBuses('tail-attempts');
 });
 test.after(async () => {
-  const keys = await kv.redis!.keys(`${prefix}*`);
-  if (keys.length > 0) await kv.redis!.del(...keys);
-  await kv.close();
+  await both?.close();
 });
 
 const item = (ordinal: number, text: string) => ({ ordinal, id: `itm_${ordinal}`, kind: 'message', content: { text } });
 
 test('a snapshot of an earlier attempt is refused once a later attempt wrote one; the same or a later attempt replaces it', async () => {
-  for (const { name, bus } of buses) {
+  for (const { name, bus } of both.buses) {
     const run = `run_${name}_a`;
     assert.ok(await bus.setTail({ run_id: run, attempt: 2, items: [item(3, 'successor')], last_stream_id: '5-0' }), `${name}: first write`);
     assert.not.ok(await bus.setTail({ run_id: run, attempt: 1, items: [item(3, 'zombie')], last_stream_id: '6-0' }), `${name}: the zombie's write was taken`);
@@ -42,7 +31,7 @@ test('a snapshot of an earlier attempt is refused once a later attempt wrote one
 });
 
 test("an earlier attempt's anchor is refused, and its events with it; a later attempt's anchor replaces the snapshot", async () => {
-  for (const { name, bus } of buses) {
+  for (const { name, bus } of both.buses) {
     const run = `run_${name}_b`;
     const thread = `thr_${name}_b`;
     const first = await bus.publishAnchored(thread, { run_id: run, attempt: 2 }, [{ type: 'item.started', run_id: run } as never]);
@@ -61,7 +50,7 @@ test("an earlier attempt's anchor is refused, and its events with it; a later at
 });
 
 test("a zombie's fenced publishes are refused once a later attempt anchored — also after that attempt's seal cleared its tail; the successor's and unfenced publishes pass", async () => {
-  for (const { name, bus } of buses) {
+  for (const { name, bus } of both.buses) {
     const run = `run_${name}_c`;
     const thread = `thr_${name}_c`;
     const event = (text: string) => ({ type: 'item.delta', run_id: run, ordinal: 1, delta: { text } }) as never;
