@@ -61,8 +61,13 @@ export interface LocalClaim extends RunClaim {
    * `history`: the thread's history as the run's transaction locked it (its first
    * history_start messages), when that transaction read it anyway: the attempt then does not
    * read it again on its way to the first token.
+   * `idleThread`: the run was started by an input on an idle thread (the inbox POST): no entry
+   * of the thread was pending when it committed, so the only steer entries its attempt can be
+   * owed are those inserted after that commit, each announced by a NOTIFY (the attempt does not
+   * read the pending steer entries at its start unless one was announced before its port was
+   * open: AttemptRunner.begin).
    */
-  start(run: RunRow, history?: JsonArray): void;
+  start(run: RunRow, history?: JsonArray, idleThread?: boolean): void;
   release(): void;
 }
 
@@ -91,13 +96,14 @@ export class LocalClaims {
 
   /**
    * After the transaction: `run` is what it committed (null if nothing, or it failed);
-   * `history`, the thread's history as that transaction locked it, if it read it (LocalClaim.start).
+   * `history`, the thread's history as that transaction locked it, if it read it;
+   * `idleThread`, the run was started on an idle thread (LocalClaim.start).
    */
-  settle(run: RunRow | null | undefined, history?: JsonArray): void {
+  settle(run: RunRow | null | undefined, history?: JsonArray, idleThread = false): void {
     const { claim } = this;
     this.claim = null;
     if (!claim) return;
-    if (run && run.current_attempt_id === claim.attemptId) claim.start(run, history);
+    if (run && run.current_attempt_id === claim.attemptId) claim.start(run, history, idleThread);
     else claim.release();
   }
 }

@@ -321,8 +321,10 @@ async function afterCommit(context: EngineContext, threadId: string, local: Loca
   // The attempt starts before the answer waits for its events' XADD (measured against starting
   // it after the 201: the first delta ~0.8 ms sooner, the 201 ~1.9 ms later; bench/RESULTS.md).
   const publishing = events.publish(context, threadId);
-  // The response's thread is the history as this transaction locked it: the run's start.
-  local.settle(result.value.run, result.value.thread.message_history);
+  // The response's thread is the history as this transaction locked it: the run's start. An
+  // input starts a run only on an idle thread, which has no pending entry (they start in
+  // position order as the thread frees up), so no steer entry waited for this run at its commit.
+  local.settle(result.value.run, result.value.thread.message_history, true);
   await publishing;
   return result.value;
 }

@@ -64,6 +64,8 @@ export class AttemptRunner {
   private finished = false;
   private heartbeat: NodeJS.Timeout | null = null;
   private readonly sentSteer = new Set<string>();
+  /** deliverSteer was asked (a NOTIFY, the listener's reconnect) before the port was open. */
+  private steerAskedEarly = false;
   private readonly tail: LiveTail;
   private resolveDone!: () => void;
   private readonly startedAt = performance.now();
@@ -83,6 +85,8 @@ export class AttemptRunner {
     private readonly announced = false,
     /** The thread's history as the accepting transaction locked it, when it read it (prepareAttempt). */
     private readonly history?: JsonArray,
+    /** Started on an idle thread: no steer entry was pending at its commit (LocalClaim.start). */
+    private readonly idleThread = false,
   ) {
     this.tail = new LiveTail(context.bus, run.id, run.thread_id, run.attempts);
     this.leaseMs = context.services.config.worker.authority_seconds * 1000;
@@ -148,7 +152,12 @@ export class AttemptRunner {
         await this.seal({ type: 'done', outcome: 'failed', failure: { code: 'attempt_crashed', message: 'the attempt stopped unexpectedly' }, usage: this.run.usage }, []);
       });
     });
-    await this.deliverSteer();
+    // Steer entries that were pending before the port was open. A run started on an idle thread
+    // had none at its commit, and each one inserted since was announced by a NOTIFY: if one came
+    // before the port (deliverSteer then only noted it), read them now, else the NOTIFYs still
+    // to come deliver them — one statement per run fewer on the hot path. The listener's
+    // reconnect also asks every runner (WorkerHost), which covers NOTIFYs it missed.
+    if (!this.idleThread || this.steerAskedEarly) await this.deliverSteer();
   }
 
   /** Host → attempt signals. */
@@ -161,7 +170,12 @@ export class AttemptRunner {
   }
 
   async deliverSteer(): Promise<void> {
-    if (this.finished || !this.port) return;
+    if (this.finished) return;
+    if (!this.port) {
+      // Not started yet: begin() reads them once the port is open.
+      this.steerAskedEarly = true;
+      return;
+    }
     const entries = (await pendingSteerEntries(this.context.services.pool, this.run.thread_id)).filter((e) => !this.sentSteer.has(e.id));
     if (entries.length === 0) return;
     entries.forEach((e) => this.sentSteer.add(e.id));

@@ -123,7 +123,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
       workerId,
       attemptId: newId(ID_PREFIX.attempt),
       leaseSeconds: this.services.config.worker.authority_seconds,
-      start: (run: RunRow, history?: JsonArray) => {
+      start: (run: RunRow, history?: JsonArray, idleThread?: boolean) => {
         if (!settle()) return;
         if (this.stopping || workerId !== this.id) {
           // Committed running and leased to this worker, which will not run it: stopping (the
@@ -132,7 +132,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
           this.services.logger.warn({ run_id: run.id, worker_id: workerId }, 'a run claimed at acceptance was not started here; it is requeued');
           return;
         }
-        this.host(run, true, history);
+        this.host(run, true, history, idleThread);
       },
       release: () => {
         if (!settle()) return;
@@ -204,10 +204,11 @@ export class WorkerHost implements Stoppable, LocalRunHost {
 
   /**
    * Runs the attempt of a run claimed by this worker; `announced`: its running status is already
-   * on the stream; `history`: the thread's history as the claiming transaction locked it.
+   * on the stream; `history`: the thread's history as the claiming transaction locked it;
+   * `idleThread`: started on an idle thread (LocalClaim.start).
    */
-  private host(run: RunRow, announced: boolean, history?: JsonArray): void {
-    const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced, history);
+  private host(run: RunRow, announced: boolean, history?: JsonArray, idleThread = false): void {
+    const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced, history, idleThread);
     this.running.set(run.id, runner);
     this.services.metrics.attemptsActive.set(this.running.size);
     void runner.done.then(() => {

@@ -13,7 +13,7 @@
 // - no claim statement at all in role all with a free slot: the POST's run insert claims the run
 //   for the local worker (attempt row included) in the same round trip, sends no NOTIFY, and
 //   the slot the run frees sends no claim that would find nothing; nor a read of the thread's
-//   history for the attempt (the POST's statement returned it).
+//   history for the attempt (the POST's statement returned it), nor of its pending steer entries.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedTransaction, TransactionCounter } from '../../../bench/pg-transaction-counter.js';
@@ -80,6 +80,9 @@ test('an inbox POST is one statement in one round trip and claims its run; a sea
     // statement, which read it under the thread lock, instead of reading the thread again.
     assert.is(having(transactions, 'select * from threads where workspace_id = $1 and id = $2').length, 0, 'no history read for the attempt');
     assert.is(having(transactions, 'message_history::text as history').length, 0, 'no history read for the attempt (as text)');
+    // Nor a read of the thread's pending steer entries: the run started on an idle thread, which
+    // had none, and a steer inserted since is announced by NOTIFY (AttemptRunner.begin).
+    assert.is(having(transactions, "delivery = 'steer'").length, 0, 'no steer read at the attempt start');
   }
 });
 
