@@ -136,6 +136,19 @@ export function isCachedPlanChanged(error: unknown): boolean {
  * a FIFO pool (lease renewals have seconds of slack; worker.authority_seconds). The lanes order
  * waiters only: the pool's size, its connection timeout (connectionTimeoutMillis applies to
  * every waiter, as before) and the connections themselves are shared.
+ *
+ * Bounded background (`backgroundConnections`, config database.background_connections): at
+ * most that many connections do background work at once; a background request beyond it waits
+ * for one of them to be released (FIFO, the connection timeout counted for this wait too)
+ * before it asks the pool. Ordering waiters is not enough on a saturated machine: ten seals in
+ * flight are ten PostgreSQL backends competing for the cores with the inbox statement a user
+ * waits on. Measured in role all under 32 clients (bench/RESULTS.md, session 17): the POST's
+ * 201 p50 62 → 18 ms and its first delta 82 → 26 ms with two, at the same runs/s; in a worker
+ * process (no inbox), the same bound cut throughput by a tenth (its seals are its throughput),
+ * hence unbounded there by default. No background work holds a connection while it waits for
+ * another background one (a seal or step commit is one transaction on one connection; renewals
+ * and sweeps single statements), so the bound cannot deadlock; a background wait is bounded by
+ * the work ahead of it (at most one seal or step per running attempt).
  */
 export type PoolLane = 'foreground' | 'background';
 export const BACKGROUND_AGING_MS = 100;
@@ -166,6 +179,66 @@ type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefine
  */
 class LanedPool extends pg.Pool {
   backgroundAgingMs = BACKGROUND_AGING_MS;
+  /** Connections background work may hold at once (PoolLane); Infinity: no bound. */
+  backgroundConnections = Infinity;
+  /** Background connections checked out, or asked of the pool and not yet handed out. */
+  private backgroundHeld = 0;
+  /** Background requests waiting for one of backgroundConnections, FIFO. */
+  private readonly backgroundQueue: Array<{ grant: () => void; timer: NodeJS.Timeout | null }> = [];
+
+  /**
+   * A connection for background work: asked of the pool (through its lane) once fewer than
+   * backgroundConnections are held; released through the client as usual, which frees the slot.
+   */
+  connectBackground(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+    const request = (cb: ConnectCallback): void => {
+      const ask = (): void => {
+        this.backgroundHeld++;
+        this.connectIn('background', (error, client, done) => {
+          if (error || !client) {
+            this.backgroundReleased();
+            cb(error, client, done);
+            return;
+          }
+          // pg-pool gives each checkout a fresh release (one call allowed): wrapped, so the
+          // slot is freed exactly once, whether release or done is called.
+          const release = client.release;
+          let freed = false;
+          const wrapped = ((err?: Error | boolean) => {
+            if (!freed) {
+              freed = true;
+              this.backgroundReleased();
+            }
+            return release.call(client, err);
+          }) as typeof client.release;
+          client.release = wrapped;
+          cb(undefined, client, wrapped as (release?: unknown) => void);
+        });
+      };
+      if (this.backgroundHeld < this.backgroundConnections) return ask();
+      const waiter: { grant: () => void; timer: NodeJS.Timeout | null } = { grant: ask, timer: null };
+      const timeout = this.options.connectionTimeoutMillis;
+      if (timeout) {
+        waiter.timer = setTimeout(() => {
+          const at = this.backgroundQueue.indexOf(waiter);
+          if (at === -1) return;
+          this.backgroundQueue.splice(at, 1);
+          cb(new Error('timeout exceeded when trying to connect'), undefined, () => undefined);
+        }, timeout);
+      }
+      this.backgroundQueue.push(waiter);
+    };
+    if (callback) return request(callback);
+    return new Promise((resolve, reject) => request((error, client) => (error || !client ? reject(error) : resolve(client))));
+  }
+
+  private backgroundReleased(): void {
+    this.backgroundHeld--;
+    const next = this.backgroundQueue.shift();
+    if (!next) return;
+    if (next.timer) clearTimeout(next.timer);
+    next.grant();
+  }
 
   connectIn(lane: PoolLane, callback?: ConnectCallback): Promise<pg.PoolClient> | void {
     const queue = (this as unknown as PoolInternals)._pendingQueue;
@@ -217,7 +290,7 @@ export function backgroundLane(pool: pg.Pool): pg.Pool {
   if (!(pool instanceof LanedPool)) return pool;
   const tagged = pool as unknown as { [BACKGROUND]?: pg.Pool };
   tagged[BACKGROUND] ??= Object.create(pool, {
-    connect: { value: (callback?: ConnectCallback) => pool.connectIn('background', callback) },
+    connect: { value: (callback?: ConnectCallback) => pool.connectBackground(callback) },
   }) as pg.Pool;
   return tagged[BACKGROUND];
 }
@@ -233,6 +306,8 @@ export function createPool(options: {
   preparedStatements?: boolean;
   /** Tests: how long a background waiter may wait before it is served first (PoolLane). */
   backgroundAgingMs?: number;
+  /** Connections background work may hold at once (PoolLane); default: no bound. */
+  backgroundConnections?: number;
 }): pg.Pool {
   const pool = new LanedPool({
     ...(options.preparedStatements === false ? {} : { Client: PreparingClient }),
@@ -249,6 +324,7 @@ export function createPool(options: {
     ...(options.statementTimeoutMs > 0 ? { statement_timeout: options.statementTimeoutMs } : {}),
   });
   if (options.backgroundAgingMs !== undefined) pool.backgroundAgingMs = options.backgroundAgingMs;
+  if (options.backgroundConnections !== undefined && options.backgroundConnections > 0) pool.backgroundConnections = options.backgroundConnections;
   // An idle client losing its connection must not crash the process; the next query reconnects.
   // Once end() was called the loss is expected, not news: end() resolves when it has asked
   // each idle connection to close, not when the sockets are closed, so stopping the embedded

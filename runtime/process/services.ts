@@ -60,7 +60,15 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     throw new Error('kv.url is required for role control or worker: the in-process bus works only for role all in a single process');
   }
   const { url, embedded } = await openDatabaseUrl(loaded, logger);
-  const pool = createPool({ url, size: config.database.pool_size, statementTimeoutMs: config.database.statement_timeout_ms, preparedStatements: config.database.prepared_statements, applicationName: `svc-service:${role}`, logger });
+  const pool = createPool({
+    url,
+    size: config.database.pool_size,
+    statementTimeoutMs: config.database.statement_timeout_ms,
+    preparedStatements: config.database.prepared_statements,
+    applicationName: `svc-service:${role}`,
+    logger,
+    backgroundConnections: backgroundConnections(config.database, role),
+  });
   const kv = config.kv.url === '' ? createMemoryKv({ prefix: config.kv.key_prefix }) : createRedisKv({ url: config.kv.url, prefix: config.kv.key_prefix, logger });
   // Startup does not wait long for Redis: losing it only degrades the process.
   // The store starts "lost", so no state change announces a store that never answered: say
@@ -138,4 +146,14 @@ export function createObjectStoreFromConfig(objects: LoadedConfig['config']['obj
     ...(objects.endpoint ? { endpoint: objects.endpoint } : {}),
     ...(objects.access_key_id ? { credentials: { accessKeyId: objects.access_key_id, secretAccessKey: objects.secret_access_key } } : {}),
   });
+}
+
+/**
+ * database.background_connections, 0 resolved (runtime/db/pool.ts, PoolLane): a process that
+ * accepts inputs bounds its background work so its inbox statements find a connection and a
+ * core; a worker's background work (seals, step commits) is what it is for, so it is not bounded.
+ */
+export function backgroundConnections(database: { pool_size: number; background_connections: number }, role: Role): number | undefined {
+  if (database.background_connections > 0) return Math.min(database.background_connections, database.pool_size);
+  return role === 'worker' ? undefined : Math.max(2, Math.floor(database.pool_size / 5));
 }

@@ -2,10 +2,11 @@
 // request made through the pool waits ahead of one made through backgroundLane(pool), FIFO
 // within a lane; a background request that waited past its aging bound is served first; the
 // connection timeout still applies to every waiter; the background lane shares the pool's
-// connections and its committed-change listener.
+// connections and its committed-change listener; with backgroundConnections, background work
+// holds at most that many connections at once while foreground requests take the others.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { backgroundLane, createLogger, createPool, noteChange, onCommittedChanges, withTransaction, type CommittedChange, type Pool } from '../../../runtime/index.js';
+import { backgroundConnections, backgroundLane, createLogger, createPool, noteChange, onCommittedChanges, withTransaction, type CommittedChange, type Pool, type PoolClient } from '../../../runtime/index.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 
 const test = suite('runtime/db/pool-lanes');
@@ -104,5 +105,62 @@ test("a transaction in the background lane commits on the pool's connections and
     assert.equal(heard, [{ kind: 'agent', id: 'agt_lanes' }]);
     assert.is(pool.totalCount, 1, 'one connection, shared by both lanes');
   }));
+
+test('background work holds at most backgroundConnections at once; foreground requests take the rest at once', async () => {
+  const pool = createPool({ url: db.url, size: 4, statementTimeoutMs: 10_000, applicationName: 'lanes-test', logger, backgroundConnections: 2, connectTimeoutMs: 10_000 });
+  try {
+    const background = backgroundLane(pool);
+    const first = await background.connect();
+    const second = await background.connect();
+    let third: PoolClient | null = null;
+    const thirdAsked = background.connect().then((c) => (third = c));
+    // The third background request waits although two connections are free...
+    await new Promise((r) => setTimeout(r, 100));
+    assert.is(third, null, 'a third background connection while two are held');
+    // ...which foreground requests get at once.
+    const [fg1, fg2] = await Promise.all([pool.connect(), pool.connect()]);
+    assert.is(third, null);
+    // pool.query through the lane (pg-pool's callback form) waits behind it, FIFO.
+    const order: string[] = [];
+    const queried = background.query('select 7 as n').then((r) => order.push(`query:${r.rows[0].n}`));
+    void thirdAsked.then(() => order.push('third'));
+    first.release();
+    await thirdAsked;
+    assert.equal(order, ['third']);
+    second.release();
+    await queried;
+    assert.equal(order, ['third', 'query:7']);
+    (third as PoolClient | null)?.release();
+    fg1.release();
+    fg2.release();
+    // A transaction through the lane (the seal's path) still gets a connection.
+    assert.is(await withTransaction(background, async (tx) => (await tx.query('select 1 as one')).rows[0].one as number), 1);
+  } finally {
+    await pool.end();
+  }
+});
+
+test('the connection timeout applies to a background request waiting for its bound', async () => {
+  const pool = createPool({ url: db.url, size: 4, statementTimeoutMs: 10_000, applicationName: 'lanes-test', logger, backgroundConnections: 1, connectTimeoutMs: 150 });
+  try {
+    const held = await backgroundLane(pool).connect();
+    const error = await backgroundLane(pool).connect().then(() => null, (e: Error) => e.message);
+    assert.is(error, 'timeout exceeded when trying to connect');
+    held.release();
+    // The timed-out waiter took no slot: the next request is served.
+    (await backgroundLane(pool).connect()).release();
+  } finally {
+    await pool.end();
+  }
+});
+
+test('database.background_connections: 0 bounds processes that accept inputs (max(2, pool / 5)), not workers; a set value applies to every role, within the pool', () => {
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'all'), 2);
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'control'), 2);
+  assert.is(backgroundConnections({ pool_size: 50, background_connections: 0 }, 'all'), 10);
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'worker'), undefined);
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 3 }, 'worker'), 3);
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 30 }, 'all'), 10);
+});
 
 test.run();
