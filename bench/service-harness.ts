@@ -103,8 +103,18 @@ async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
   }
 }
 
-/** SVC_* settings common to every process; `overrides` win. */
+/**
+ * SVC_* settings common to every process; `overrides` win, and BENCH_SERVICE_ENV (space-separated
+ * KEY=VALUE pairs, e.g. `SVC_DATABASE__BACKGROUND_CONNECTIONS=3`) wins over both: a setting
+ * measured without a build. The harness, not the service, reads that variable.
+ */
 function serviceEnvVars(env: ServiceEnv, overrides: Record<string, string>): Record<string, string> {
+  const measured = Object.fromEntries(
+    (process.env.BENCH_SERVICE_ENV ?? '')
+      .split(' ')
+      .filter((pair) => pair.includes('='))
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
   return {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
@@ -116,6 +126,7 @@ function serviceEnvVars(env: ServiceEnv, overrides: Record<string, string>): Rec
     SVC_SERVER__SHUTDOWN_GRACE_SECONDS: '1',
     SVC_WORKER__DRAIN_SECONDS: '1',
     ...overrides,
+    ...measured,
   };
 }
 

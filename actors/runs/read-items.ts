@@ -20,18 +20,27 @@ export interface ItemsQuery {
   limit: number;
 }
 
-/** Committed items in [from, to] from display pages and unpaged rows, ascending. */
+/**
+ * Committed items in [from, to] from display pages and unpaged rows, ascending. The rows are
+ * read BEFORE the pages, by two statements with two snapshots: packing (display-pages.ts) swaps
+ * rows for a page pointer in one transaction and never removes a page, so a swap committed
+ * between the two reads shows its items twice (as rows, then in the page) — never not at all,
+ * as reading the pages first (or both at once) could: the page missed, its rows already gone.
+ * Committed items never change, so the two copies are equal; one is kept.
+ */
 async function committedRange(services: Services, runId: string, from: number, to: number): Promise<RunItem[]> {
   if (to < from) return [];
-  const [pages, rows] = await Promise.all([listDisplayPages(services.pool, runId, { from, to }), listItemRows(services.pool, runId, { from, to })]);
-  const out: RunItem[] = [];
+  const rows = await listItemRows(services.pool, runId, { from, to });
+  // Every item in [from, to] is in one of the rows or one of the pages read now.
+  const pages = rows.length === to - from + 1 ? [] : await listDisplayPages(services.pool, runId, { from, to });
+  const byOrdinal = new Map<number, RunItem>();
   for (const page of pages) {
     const bytes = await services.objects.get(page.object_key);
     if (!bytes) throw new AppError('unavailable', 'a display page of this run is missing from the object store');
-    out.push(...(await decodePage(bytes, page.digest)).filter((i) => i.ordinal >= from && i.ordinal <= to));
+    for (const item of await decodePage(bytes, page.digest)) if (item.ordinal >= from && item.ordinal <= to) byOrdinal.set(item.ordinal, item);
   }
-  out.push(...rows);
-  return out.sort((a, b) => a.ordinal - b.ordinal);
+  for (const row of rows) byOrdinal.set(row.ordinal, row);
+  return [...byOrdinal.values()].sort((a, b) => a.ordinal - b.ordinal);
 }
 
 /**
