@@ -33,8 +33,10 @@ export async function startSweeps(context: JobContext): Promise<Stoppable> {
   const { services } = context;
   // pg-boss shares the process pool through an adapter that keeps its unawaited statements
   // from rejecting at shutdown or while the database is away (see pgBossExecuteSql), in the
-  // pool's background lane: its polling and maintenance never hold up a request (PoolLane).
-  const executeSql = pgBossExecuteSql(backgroundLane(services.pool), services.logger);
+  // pool's background lane: its polling and maintenance never hold up a request (PoolLane), and
+  // they are not counted against database.background_connections, which is for runs' work: a
+  // slow maintenance statement must not hold the connection a run's seal waits for.
+  const executeSql = pgBossExecuteSql(backgroundLane(services.pool, { bounded: false }), services.logger);
   const boss = new PgBoss({ db: { executeSql: executeSql as never }, schema: PGBOSS_SCHEMA });
   boss.on('error', (error) => services.logger.warn({ err: error.message }, 'pg-boss error'));
   await boss.start();

@@ -23,7 +23,7 @@ export const ServiceConfig = Type.Object(
       auto_migrate: bool(true, 'all and control processes migrate at startup under an advisory lock'),
       migration_advisory_lock_timeout: int(60, 1, 'seconds to wait for the migration advisory lock'),
       pool_size: int(10, 1, 'connections per process', 1000),
-      background_connections: int(0, 0, "at most this many of a process's connections do background work at once (a streaming run's step commits and seal, lease renewals, sweeps), so that what a client waits on (an inbox POST, a run's start) finds a connection and a PostgreSQL core; 0 = automatic: in roles all and control max(2, pool_size / 5), in role worker no bound (its background work is its throughput)", 1000),
+      background_connections: int(0, 0, "at most this many of a process's connections do a running attempt's background work at once (its step commits, its seal, lease renewals, display-page packing), so that what a client waits on (an inbox POST, a run's start) finds a connection and a PostgreSQL core; 0 = automatic: in roles all and control max(1, pool_size / 10) (favours the first token over runs/s; raise it, up to pool_size, for throughput), in role worker no bound (its background work is its throughput)", 1000),
       statement_timeout_ms: int(30000, 0, 'server-side statement timeout; 0 disables'),
       prepared_statements: bool(true, 'prepare each parameterized statement once per connection (parsed and planned once, not per execution); false behind a pooler that does not keep them per client, e.g. PgBouncer in transaction mode before 1.21'),
       embedded_directory: str('data/postgres', 'data directory of the embedded PostgreSQL'),

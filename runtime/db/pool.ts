@@ -138,17 +138,19 @@ export function isCachedPlanChanged(error: unknown): boolean {
  * every waiter, as before) and the connections themselves are shared.
  *
  * Bounded background (`backgroundConnections`, config database.background_connections): at
- * most that many connections do background work at once; a background request beyond it waits
- * for one of them to be released (FIFO, the connection timeout counted for this wait too)
- * before it asks the pool. Ordering waiters is not enough on a saturated machine: ten seals in
- * flight are ten PostgreSQL backends competing for the cores with the inbox statement a user
- * waits on. Measured in role all under 32 clients (bench/RESULTS.md, session 17): the POST's
- * 201 p50 62 → 18 ms and its first delta 82 → 26 ms with two, at the same runs/s; in a worker
- * process (no inbox), the same bound cut throughput by a tenth (its seals are its throughput),
- * hence unbounded there by default. No background work holds a connection while it waits for
- * another background one (a seal or step commit is one transaction on one connection; renewals
- * and sweeps single statements), so the bound cannot deadlock; a background wait is bounded by
- * the work ahead of it (at most one seal or step per running attempt).
+ * most that many connections do a running attempt's background work at once (its step commits,
+ * its seal, lease renewals, page packing); a request beyond it waits for one of them to be
+ * released (FIFO, the connection timeout counted for this wait too) before it asks the pool.
+ * Ordering waiters is not enough on a saturated machine: ten seals in flight are ten PostgreSQL
+ * backends competing for the cores with the inbox statement a user waits on. Measured in role
+ * all under 32 clients (bench/RESULTS.md, session 17): first delta p50 ~73 ms unbounded, ~30 ms
+ * with two, ~18 ms with one, for ~6 % and ~18 % fewer runs/s; in a worker process (no inbox)
+ * a bound of two cut throughput by a tenth (its seals are its throughput), hence unbounded
+ * there by default. pg-boss's polling and maintenance take the lane unbounded (backgroundLane's
+ * `bounded`), so a slow maintenance statement never holds the slot a seal needs. No bounded
+ * work holds a connection while it waits for another (a seal or step commit is one transaction
+ * on one connection; renewals and packing's statements one at a time), so the bound cannot
+ * deadlock; a wait is bounded by the work ahead of it (at most one seal or step per attempt).
  */
 export type PoolLane = 'foreground' | 'background';
 export const BACKGROUND_AGING_MS = 100;
@@ -156,6 +158,7 @@ export const BACKGROUND_AGING_MS = 100;
 const LANE = Symbol('pool-lane');
 const SINCE = Symbol('pool-lane-since');
 const BACKGROUND = Symbol('background-lane');
+const MAINTENANCE = Symbol('background-lane-unbounded');
 
 /** A waiter in pg-pool's queue (its PendingItem), tagged with its lane. */
 interface Waiter {
@@ -285,14 +288,19 @@ class LanedPool extends pg.Pool {
  * is background work (PoolLane). It shares everything with the pool (connections, committed-
  * change listener, events) — only its connect differs, and pg-pool's query() goes through it.
  * A pool that is not laned (a test's plain pg.Pool) is returned as it is.
+ * `bounded` (default true): the work counts against backgroundConnections. False for work that
+ * is not a run's (pg-boss's polling and maintenance): ordered behind foreground requests like
+ * all background work, but a slow maintenance statement never holds the slot a seal needs.
  */
-export function backgroundLane(pool: pg.Pool): pg.Pool {
+export function backgroundLane(pool: pg.Pool, options: { bounded?: boolean } = {}): pg.Pool {
   if (!(pool instanceof LanedPool)) return pool;
-  const tagged = pool as unknown as { [BACKGROUND]?: pg.Pool };
-  tagged[BACKGROUND] ??= Object.create(pool, {
-    connect: { value: (callback?: ConnectCallback) => pool.connectBackground(callback) },
+  const bounded = options.bounded !== false;
+  const tag = bounded ? BACKGROUND : MAINTENANCE;
+  const tagged = pool as unknown as { [BACKGROUND]?: pg.Pool; [MAINTENANCE]?: pg.Pool };
+  tagged[tag] ??= Object.create(pool, {
+    connect: { value: (callback?: ConnectCallback) => (bounded ? pool.connectBackground(callback) : pool.connectIn('background', callback)) },
   }) as pg.Pool;
-  return tagged[BACKGROUND];
+  return tagged[tag]!;
 }
 
 export function createPool(options: {

@@ -155,5 +155,5 @@ export function createObjectStoreFromConfig(objects: LoadedConfig['config']['obj
  */
 export function backgroundConnections(database: { pool_size: number; background_connections: number }, role: Role): number | undefined {
   if (database.background_connections > 0) return Math.min(database.background_connections, database.pool_size);
-  return role === 'worker' ? undefined : Math.max(2, Math.floor(database.pool_size / 5));
+  return role === 'worker' ? undefined : Math.max(1, Math.floor(database.pool_size / 10));
 }

@@ -154,13 +154,34 @@ test('the connection timeout applies to a background request waiting for its bou
   }
 });
 
-test('database.background_connections: 0 bounds processes that accept inputs (max(2, pool / 5)), not workers; a set value applies to every role, within the pool', () => {
-  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'all'), 2);
-  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'control'), 2);
-  assert.is(backgroundConnections({ pool_size: 50, background_connections: 0 }, 'all'), 10);
+test('database.background_connections: 0 bounds processes that accept inputs (max(1, pool / 10)), not workers; a set value applies to every role, within the pool', () => {
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'all'), 1);
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'control'), 1);
+  assert.is(backgroundConnections({ pool_size: 50, background_connections: 0 }, 'all'), 5);
   assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'worker'), undefined);
   assert.is(backgroundConnections({ pool_size: 10, background_connections: 3 }, 'worker'), 3);
   assert.is(backgroundConnections({ pool_size: 10, background_connections: 30 }, 'all'), 10);
+});
+
+test('unbounded background work (pg-boss) waits behind foreground requests but takes no bounded slot', async () => {
+  const pool = createPool({ url: db.url, size: 2, statementTimeoutMs: 10_000, applicationName: 'lanes-test', logger, backgroundConnections: 1, connectTimeoutMs: 10_000, backgroundAgingMs: 60_000 });
+  try {
+    const held = await backgroundLane(pool).connect();
+    // The bound is taken, yet maintenance gets the other connection at once...
+    const maintenance = await backgroundLane(pool, { bounded: false }).connect();
+    // ...and with both held, it queues behind a foreground request.
+    const order: string[] = [];
+    const waiting = [
+      backgroundLane(pool, { bounded: false }).connect().then((c) => (order.push('maintenance'), c.release())),
+      pool.connect().then((c) => (order.push('foreground'), c.release())),
+    ];
+    maintenance.release();
+    await Promise.all(waiting);
+    assert.equal(order, ['foreground', 'maintenance']);
+    held.release();
+  } finally {
+    await pool.end();
+  }
 });
 
 test.run();
