@@ -152,8 +152,11 @@ export function createObjectStoreFromConfig(objects: LoadedConfig['config']['obj
  * database.background_connections, 0 resolved (runtime/db/pool.ts, PoolLane): a process that
  * accepts inputs bounds its background work so its inbox statements find a connection and a
  * core; a worker's background work (seals, step commits) is what it is for, so it is not bounded.
+ * Two, not one: with one, the seals of a backlog of accepted runs drain one round trip pair at
+ * a time, and through a proxy that adds latency (the bench's db-commits) 300 queued runs took
+ * longer than 15 s; two drained them in time (bench/RESULTS.md, session 17).
  */
 export function backgroundConnections(database: { pool_size: number; background_connections: number }, role: Role): number | undefined {
   if (database.background_connections > 0) return Math.min(database.background_connections, database.pool_size);
-  return role === 'worker' ? undefined : Math.max(1, Math.floor(database.pool_size / 10));
+  return role === 'worker' ? undefined : Math.max(2, Math.floor(database.pool_size / 5));
 }
