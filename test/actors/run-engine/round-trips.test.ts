@@ -103,8 +103,10 @@ test('a replayed POST answers from its record in two round trips and writes noth
   assert.is(having(transactions, 'jsonb_array_elements(message_history) with ordinality').length, 1, 'the history prefix is read back');
   // Nothing else but reads (the principal's lookup, when its cache entry has gone) — apart from
   // the lease-expiry statement (held_worker_locks), which the expire_leases sweep runs on its
-  // own schedule whatever the POST does, and which can land in this window.
-  for (const t of transactions) if (t !== tried[0] && !t.statements.some((x) => x.includes('held_worker_locks'))) assert.ok(t.statements.every((x) => x.trimStart().startsWith('select')), JSON.stringify(t));
+  // own schedule whatever the POST does, and pg-boss's own bookkeeping (its scheduler sends
+  // the sweeps' jobs into pgboss.job), either of which can land in this window (CI saw both).
+  const scheduled = (t: RecordedTransaction) => t.statements.some((x) => x.includes('held_worker_locks')) || t.statements.every((x) => /pgboss\./i.test(x));
+  for (const t of transactions) if (t !== tried[0] && !scheduled(t)) assert.ok(t.statements.every((x) => x.trimStart().startsWith('select')), JSON.stringify(t));
 });
 
 test.run();
