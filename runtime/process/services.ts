@@ -156,7 +156,14 @@ export function createObjectStoreFromConfig(objects: LoadedConfig['config']['obj
  * a time, and through a proxy that adds latency (the bench's db-commits) 300 queued runs took
  * longer than 15 s; two drained them in time (bench/RESULTS.md, session 17).
  */
+/**
+ * Not scaled with pool_size: the bound keeps background work from competing with requests for
+ * the database's cores, which a larger pool does not add (measured: pool 16 with a bound of 3
+ * gave a 32-client first delta of 46–49 ms, pools 6 and 10 with 2 gave 31–35 ms).
+ */
+const AUTOMATIC_BACKGROUND_CONNECTIONS = 2;
+
 export function backgroundConnections(database: { pool_size: number; background_connections: number }, role: Role): number | undefined {
   if (database.background_connections > 0) return Math.min(database.background_connections, database.pool_size);
-  return role === 'worker' ? undefined : Math.max(2, Math.floor(database.pool_size / 5));
+  return role === 'worker' ? undefined : Math.min(AUTOMATIC_BACKGROUND_CONNECTIONS, database.pool_size);
 }
