@@ -147,6 +147,20 @@ async function phaseRuns(ctx: BenchContext, seed: SeededWorkspace, env: ServiceE
   };
 }
 
+const DRAIN_TIMEOUT_MS = 60_000;
+
+/** Waits until no run of the scenario's database is accepted or running (bounded). */
+async function drainAcceptedRuns(ctx: BenchContext, admin: pg.Client): Promise<void> {
+  const deadline = performance.now() + DRAIN_TIMEOUT_MS;
+  for (;;) {
+    const { rows } = await admin.query<{ n: number }>("select count(*)::int as n from runs where status in ('accepted', 'running')");
+    if (rows[0]!.n === 0) return;
+    if (ctx.signal.aborted) throw new Error('aborted while phase 1 runs drained');
+    if (performance.now() > deadline) throw new Error(`phase 1's accepted runs did not drain within ${DRAIN_TIMEOUT_MS} ms (${rows[0]!.n} left)`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function run(ctx: BenchContext): Promise<Figures> {
   const model = await startModelServer({ tokens_per_response: 8, token_delay_ms: 0 });
   ctx.onCleanup(() => model.close());
@@ -169,6 +183,10 @@ async function run(ctx: BenchContext): Promise<Figures> {
   const posts = await phasePosts(ctx, seed, counter);
   await stopProcess(control.child, control.exited);
   const all = await startServiceProcess(ctx, env, 'all', overrides);
+  // Phase 1's POSTs accepted runs that no process could execute (control has no worker); the
+  // `all` process claims and runs them first. Phase 2 measures one run on an otherwise idle
+  // service, its idle window included, so it starts once they are done.
+  await drainAcceptedRuns(ctx, admin);
   const runs = await phaseRuns(ctx, { ...seed, api: new Api(all.url, seed.api.headers) }, env, counter);
   return { ...posts, ...runs, counter: 'wire-protocol proxy (exact)' };
 }
