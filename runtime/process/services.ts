@@ -152,17 +152,19 @@ export function createObjectStoreFromConfig(objects: LoadedConfig['config']['obj
  * database.background_connections, 0 resolved (runtime/db/pool.ts, PoolLane): a process that
  * accepts inputs bounds its background work so its inbox statements find a connection and a
  * core; a worker's background work (seals, step commits) is what it is for, so it is not bounded.
- * Two, not one: with one, the seals of a backlog of accepted runs drain one round trip pair at
- * a time, and through a proxy that adds latency (the bench's db-commits) 300 queued runs took
- * longer than 15 s; two drained them in time (bench/RESULTS.md, session 17).
- */
-/**
+ * Two, not one: the bound is also how many seals run at once, so it caps a process's runs/s at
+ * about bound ÷ (a seal's two round trips); with one, role all under 32 clients lost ~17 % of
+ * its runs/s (against ~6 % with two) and its runs completed ~25 % later, and a backlog of 300
+ * accepted runs drained ~12 s slower through the bench's latency-adding proxy
+ * (bench/RESULTS.md, session 17). One stays a setting for the lowest first-token latency.
+ *
  * Not scaled with pool_size: the bound keeps background work from competing with requests for
  * the database's cores, which a larger pool does not add (measured: pool 16 with a bound of 3
  * gave a 32-client first delta of 46–49 ms, pools 6 and 10 with 2 gave 31–35 ms).
  */
 const AUTOMATIC_BACKGROUND_CONNECTIONS = 2;
 
+/** database.background_connections with 0 resolved for `role` (see AUTOMATIC_BACKGROUND_CONNECTIONS); undefined: no bound. */
 export function backgroundConnections(database: { pool_size: number; background_connections: number }, role: Role): number | undefined {
   if (database.background_connections > 0) return Math.min(database.background_connections, database.pool_size);
   return role === 'worker' ? undefined : Math.min(AUTOMATIC_BACKGROUND_CONNECTIONS, database.pool_size);
