@@ -14,6 +14,10 @@ export function poolShape(slots: number, cores = availableParallelism()): { maxT
   return { maxThreads: threads, concurrentTasksPerWorker: slots / threads };
 }
 
+/** How long, and how many, steer NOTIFYs for runs not hosted here are kept (WorkerHost.noteEarlySteer). */
+const EARLY_STEER_MS = 10_000;
+const EARLY_STEERS = 1_000;
+
 /**
  * The worker host: claims accepted runs up to worker.slots (FOR UPDATE SKIP LOCKED, woken by
  * LISTEN with a polling fallback), runs each attempt in the Piscina pool and hosts it. On stop
@@ -33,6 +37,8 @@ export class WorkerHost implements Stoppable, LocalRunHost {
     return this.identity;
   }
   private readonly running = new Map<string, AttemptRunner>();
+  /** Steer NOTIFYs for runs not hosted (yet), by run id, with when (noteEarlySteer). */
+  private readonly earlySteers = new Map<string, number>();
   private readonly models: ModelSources;
   private readonly pool: Piscina;
   private readonly listener: NotificationListener;
@@ -209,6 +215,9 @@ export class WorkerHost implements Stoppable, LocalRunHost {
    */
   private host(run: RunRow, announced: boolean, history?: JsonArray, idleThread = false): void {
     const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced, history, idleThread);
+    // A steer NOTIFY handled before this run was hosted here (noteEarlySteer): asked now, the
+    // runner reads the pending steer entries once its port is open.
+    if (this.earlySteers.delete(run.id)) void runner.deliverSteer();
     this.running.set(run.id, runner);
     this.services.metrics.attemptsActive.set(this.running.size);
     void runner.done.then(() => {
@@ -236,10 +245,30 @@ export class WorkerHost implements Stoppable, LocalRunHost {
     for (const runId of runIds) if (!this.running.has(runId)) this.wake(runId);
   }
 
+  /**
+   * A steer NOTIFY for a run not hosted here, kept for a while (EARLY_STEER_MS, at most
+   * EARLY_STEERS): a run started on an idle thread does not read its pending steer entries at
+   * its start (AttemptRunner.begin), and a steer committed right after its input can be
+   * announced in the same turn of the event loop as that input's commit, before the run is
+   * hosted. Every worker hears every steer, so most entries name runs hosted elsewhere; they
+   * expire.
+   */
+  private noteEarlySteer(runId: string): void {
+    const now = performance.now();
+    for (const [id, at] of this.earlySteers) {
+      if (now - at < EARLY_STEER_MS && this.earlySteers.size < EARLY_STEERS) break;
+      this.earlySteers.delete(id);
+    }
+    this.earlySteers.set(runId, now);
+  }
+
   private onNotify(channel: string, runId: string): void {
     if (channel === CHANNEL_RUN_ACCEPTED) return this.wakeFor([runId]);
     const runner = this.running.get(runId);
-    if (!runner) return;
+    if (!runner) {
+      if (channel === CHANNEL_STEER) this.noteEarlySteer(runId);
+      return;
+    }
     if (channel === CHANNEL_RUN_CANCEL) runner.cancel();
     else if (channel === CHANNEL_STEER) this.steer(runner);
   }
