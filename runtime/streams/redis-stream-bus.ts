@@ -44,9 +44,11 @@ function wasTrimmed(afterId: string, info: unknown, firstPageId: string | undefi
  * first event (its `tail.reset`, an anchored publish: AttemptRunner), nor after the run's seal.
  * `fenceKey` and `attempt` name the script's KEYS and ARGV entries that hold them.
  */
-const checkAndRaiseFence = (fenceKey: string, attempt: string): string => `local fence = tonumber(redis.call('GET', ${fenceKey}) or '0')
-if fence > tonumber(${attempt}) then return redis.error_reply('STALE a later attempt holds the run') end
-redis.call('SET', ${fenceKey}, ${attempt}, 'EX', ${STREAM_TTL_SECONDS})
+const refuseBehindFence = (fenceKey: string, attempt: string): string =>
+  `if tonumber(redis.call('GET', ${fenceKey}) or '0') > tonumber(${attempt}) then return redis.error_reply('STALE a later attempt holds the run') end
+`;
+/** refuseBehindFence, then the fence raised to the attempt (a snapshot or an anchor). */
+const checkAndRaiseFence = (fenceKey: string, attempt: string): string => `${refuseBehindFence(fenceKey, attempt)}redis.call('SET', ${fenceKey}, ${attempt}, 'EX', ${STREAM_TTL_SECONDS})
 `;
 
 /** The stream's (KEYS[1]) last id into the Lua local `into`, '0-0' for an empty or missing stream. */
@@ -77,7 +79,8 @@ return id`;
  * Answers {that id or '', the records' ids…}. One command: its XADDs become visible to blocked
  * readers together, when it ends.
  */
-const PUBLISH_SCRIPT = `if KEYS[2] and tonumber(redis.call('GET', KEYS[2]) or '0') > tonumber(ARGV[1]) then return redis.error_reply('STALE a later attempt holds the run') end
+const PUBLISH_SCRIPT = `if KEYS[2] then
+${refuseBehindFence('KEYS[2]', 'ARGV[1]')}end
 local previous = ''
 if ARGV[4] == '1' then
 ${lastIdInto('previous')}end
