@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import pg from 'pg';
+import { CHANNEL_STEER, engineFor } from '../../../actors/index.js';
 import { send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 
 const test = suite('actors/run-engine/steer');
@@ -82,6 +83,22 @@ test('a steer announced while the attempt is prepared is delivered once its port
   } finally {
     await lock.end();
   }
+});
+
+// A steer NOTIFY can be handled before the run it names is hosted here: a steer committed right
+// after its input can be announced in the same turn of the event loop as that input's commit.
+// The worker host keeps such NOTIFYs for a while (bounded) and asks the run to read its steer
+// entries when it is hosted. White-box: the race cannot be timed from outside the process.
+test('a steer NOTIFY for a run not hosted here is kept, bounded, for when it is', () => {
+  const hosts = [...engineFor(f.service.services).localHosts] as unknown as Array<{ onNotify(channel: string, runId: string): void; earlySteers: Map<string, number> }>;
+  assert.is(hosts.length, 1);
+  const host = hosts[0]!;
+  host.onNotify(CHANNEL_STEER, 'run_not_yet_hosted');
+  assert.ok(host.earlySteers.has('run_not_yet_hosted'), 'kept for the run');
+  for (let i = 0; i < 1_500; i++) host.onNotify(CHANNEL_STEER, `run_elsewhere_${i}`);
+  assert.ok(host.earlySteers.size <= 1_000, `bounded (${host.earlySteers.size})`);
+  assert.not.ok(host.earlySteers.has('run_not_yet_hosted'), 'the oldest go first');
+  host.earlySteers.clear();
 });
 
 test.run();
