@@ -152,17 +152,21 @@ export function createObjectStoreFromConfig(objects: LoadedConfig['config']['obj
  * database.background_connections, 0 resolved (runtime/db/pool.ts, PoolLane): a process that
  * accepts inputs bounds its background work so its inbox statements find a connection and a
  * core; a worker's background work (seals, step commits) is what it is for, so it is not bounded.
- * Two, not one: the bound is also how many seals run at once, so it caps a process's runs/s at
- * about bound ÷ (a seal's two round trips); with one, role all under 32 clients lost ~17 % of
- * its runs/s (against ~6 % with two) and its runs completed ~25 % later, and a backlog of 300
- * accepted runs drained ~12 s slower through the bench's latency-adding proxy
- * (bench/RESULTS.md, session 17). One stays a setting for the lowest first-token latency.
+ * One: under 32 concurrent clients in role all its first delta is about half of two's (bench
+ * session 17: 18–21 ms against 27–38; session 18, a machine half as fast: 31–45 against 71–76),
+ * for ~6–17 % fewer runs/s at saturation and later completions — the bound is also how many
+ * seals run at once, so it caps a process's seals at about one per two round trips, and a
+ * backlog drains slower when the database is far (through the bench's latency-adding proxy 300
+ * accepted runs took ~12 s longer). The first token is what a user waits on; completion comes
+ * after the run's output is already streamed. Raise it (up to pool_size) for throughput or a
+ * distant database. Seals batched across runs (measured, session 18) removed that ceiling but
+ * doubled the 32-client first delta: the bound's queue is what keeps the cores for requests.
  *
  * Not scaled with pool_size: the bound keeps background work from competing with requests for
  * the database's cores, which a larger pool does not add (measured: pool 16 with a bound of 3
  * gave a 32-client first delta of 46–49 ms, pools 6 and 10 with 2 gave 31–35 ms).
  */
-const AUTOMATIC_BACKGROUND_CONNECTIONS = 2;
+const AUTOMATIC_BACKGROUND_CONNECTIONS = 1;
 
 /** database.background_connections with 0 resolved for `role` (see AUTOMATIC_BACKGROUND_CONNECTIONS); undefined: no bound. */
 export function backgroundConnections(database: { pool_size: number; background_connections: number }, role: Role): number | undefined {

@@ -154,10 +154,10 @@ test('the connection timeout applies to a background request waiting for its bou
   }
 });
 
-test('database.background_connections: 0 bounds processes that accept inputs (2, or the pool if smaller), not workers; a set value applies to every role, within the pool', () => {
-  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'all'), 2);
-  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'control'), 2);
-  assert.is(backgroundConnections({ pool_size: 50, background_connections: 0 }, 'all'), 2);
+test('database.background_connections: 0 bounds processes that accept inputs (1), not workers; a set value applies to every role, within the pool', () => {
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'all'), 1);
+  assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'control'), 1);
+  assert.is(backgroundConnections({ pool_size: 50, background_connections: 0 }, 'all'), 1);
   assert.is(backgroundConnections({ pool_size: 1, background_connections: 0 }, 'all'), 1);
   assert.is(backgroundConnections({ pool_size: 10, background_connections: 0 }, 'worker'), undefined);
   assert.is(backgroundConnections({ pool_size: 10, background_connections: 3 }, 'worker'), 3);
