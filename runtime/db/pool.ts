@@ -143,17 +143,16 @@ export function isCachedPlanChanged(error: unknown): boolean {
  * released (FIFO, the connection timeout counted for this wait too) before it asks the pool.
  * Ordering waiters is not enough on a saturated machine: ten seals in flight are ten PostgreSQL
  * backends competing for the cores with the inbox statement a user waits on. Measured in role
- * all under 32 clients (bench/RESULTS.md, session 17): first delta p50 ~73 ms unbounded, ~30 ms
- * with two, ~18 ms with one, for ~6 % and ~17 % fewer runs/s; but the bound is also the
- * seals' concurrency, so it caps how fast a backlog of runs drains (one seal per round trip
- * pair per connection), and in a worker process (no inbox) a bound of two cut throughput by a
- * tenth — hence two by default where inputs are accepted (services.ts backgroundConnections)
- * and none in role worker. pg-boss's polling and maintenance take the lane unbounded
- * (backgroundLane's `bounded`), so a slow maintenance statement never holds the slot a seal
- * needs. No bounded
- * work holds a connection while it waits for another (a seal or step commit is one transaction
- * on one connection; renewals and packing's statements one at a time), so the bound cannot
- * deadlock; a wait is bounded by the work ahead of it (at most one seal or step per attempt).
+ * all under 32 clients (bench/RESULTS.md, sessions 17 and 18): first delta p50 ~73 ms unbounded,
+ * ~30 ms with two, ~18 ms with one, for ~6 % and ~6–17 % fewer runs/s; the bound is also the
+ * seals' concurrency, so it caps how fast a backlog of runs drains (one seal per round trip pair
+ * per connection), and in a worker process (no inbox) a bound of two cut throughput by a tenth —
+ * hence one by default where inputs are accepted (services.ts backgroundConnections) and none in
+ * role worker. pg-boss's polling and maintenance take the lane unbounded (backgroundLane's
+ * `bounded`), so a slow maintenance statement never holds the slot a seal needs. No bounded work
+ * holds a connection while it waits for another (a seal or step commit is one transaction on one
+ * connection; renewals and packing's statements one at a time), so the bound cannot deadlock; a
+ * wait is bounded by the work ahead of it (at most one seal or step per attempt).
  */
 export type PoolLane = 'foreground' | 'background';
 export const BACKGROUND_AGING_MS = 100;

@@ -171,5 +171,5 @@ const AUTOMATIC_BACKGROUND_CONNECTIONS = 1;
 /** database.background_connections with 0 resolved for `role` (see AUTOMATIC_BACKGROUND_CONNECTIONS); undefined: no bound. */
 export function backgroundConnections(database: { pool_size: number; background_connections: number }, role: Role): number | undefined {
   if (database.background_connections > 0) return Math.min(database.background_connections, database.pool_size);
-  return role === 'worker' ? undefined : Math.min(AUTOMATIC_BACKGROUND_CONNECTIONS, database.pool_size);
+  return role === 'worker' ? undefined : AUTOMATIC_BACKGROUND_CONNECTIONS;
 }
