@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { EnvironmentRuntime, JsonArray, RunClaim, RunRow, Services, StreamBus, ThreadState } from '../../runtime/index.js';
+import type { EnvironmentRuntime, JsonArray, JsonArrayText, RunClaim, RunRow, Services, StreamBus, ThreadState } from '../../runtime/index.js';
 import type { ThreadActors } from './thread-actors.js';
 
 /**
@@ -69,6 +69,15 @@ export interface LocalClaim extends RunClaim {
    */
   start(run: RunRow, history?: JsonArray, idleThread?: boolean): void;
   release(): void;
+  /**
+   * Starts the attempt now, before the transaction commits, for `run` as the caller's statement
+   * will insert it if the thread is as this process holds it (`history`: its whole history;
+   * undefined when it has none). The attempt's messages wait in the host until `start` is called
+   * with that very run; `release`, or start with any other, cancels it (actors/worker
+   * SpeculativeAttempt). The host may decline (a run whose preparation has outside effects, a
+   * thread whose run executes here); absent on hosts that never speculate.
+   */
+  speculate?(run: RunRow, history?: JsonArrayText): void;
 }
 
 /**

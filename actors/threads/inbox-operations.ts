@@ -38,6 +38,7 @@ import {
   type ThreadWithHistory,
   type ThreadState,
   type EnqueueStatementInput,
+  JsonArrayText,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
 import { startRunForEntry, type ResolvedRevision } from './start-run.js';
@@ -210,14 +211,13 @@ const FALL_BACK = Symbol('fall back to the transactional path');
 async function enqueueInOneStatement(context: EngineContext, target: EnqueueTarget, checked: CheckedInput, key: InputKey | null): Promise<ThreadResult | typeof FALL_BACK> {
   const { pool } = context.services;
   const local = new LocalClaims();
+  const statement = statementInput(context, target, checked, local);
+  speculate(local, statement);
   const client = await pool.connect();
   let broken = false;
   let done: Awaited<ReturnType<typeof enqueueOnThread>>;
   try {
-    done = await enqueueOnThread(client, {
-      ...statementInput(context, target, checked, local),
-      key: key?.statementKey ?? null,
-    });
+    done = await enqueueOnThread(client, { ...statement, key: key?.statementKey ?? null });
   } catch (error) {
     local.settle(null);
     // A statement prepared before a schema change: this connection goes with its plans.
@@ -274,6 +274,35 @@ function statementInput(context: EngineContext, target: EnqueueTarget, checked: 
 }
 
 /**
+ * Starts the attempt of the run the statement is about to insert, before its commit (the
+ * worker host's SpeculativeAttempt), when this process holds the thread's whole history as it
+ * was last left here (a seal or a read here, or the thread's creation): that run is then known
+ * to the field — unless the thread is busy, or its history grew elsewhere, or the statement
+ * fails, in which case the claim's settle cancels the speculation and nothing it did is kept.
+ * The values are given as the database will return them (JSON), so the attempt is the one
+ * the committed run would have started.
+ */
+function speculate(local: LocalClaims, input: EnqueueStatementInput): void {
+  const claim = local.claim;
+  const held = input.history_prefix;
+  if (!claim?.speculate || !held) return;
+  const json = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+  const now = new Date().toISOString();
+  const run: RunRow = {
+    id: input.run.id, workspace_id: input.workspace_id, session_id: '', thread_id: input.thread_id, agent_id: input.agent_id,
+    agent_revision_id: input.run.agent_revision_id, revision_selection: input.agent_revision_id === null ? 'default' : 'pinned', status: 'running',
+    wait_reason: null, trigger: 'input', lineage: 'root', parent_run_id: null, source_entry_id: input.entry_id, principal_id: input.principal_id,
+    resumed_by_id: null, attempts: 1, charged_attempts: 0, max_attempts: input.run.max_attempts, current_attempt_id: claim.attemptId,
+    lease_owner: claim.workerId, lease_expires_at: null, created_at: now, started_at: now, sealed_at: null, cancel_requested_at: null, updated_at: now,
+    display_position: '0', labels: json(input.run.labels), input: json(input.payload), output: null, failure: null, environment_mounts: [],
+    memory_mounts: json(input.run.memory_mounts), memory_sources: {}, options: json(input.options), config: json(input.run.config), pending: null,
+    resume: null, usage: { requests: 0, input_tokens: 0, output_tokens: 0 }, usage_at_seal: null, checkpoint_seq: 0, checkpoint_key: null,
+    next_ordinal: 1, history_start: held.count, history_end: null, version: 1,
+  };
+  claim.speculate(run, held.count > 0 ? new JsonArrayText(held.text, held.count) : undefined);
+}
+
+/**
  * The inbox POST as one statement on the thread (enqueueOnThread), pipelined after the BEGIN
  * and the Idempotency-Key's statements: one round trip, then the key's record with the COMMIT.
  * Same outcome as enqueueStepByStep for a checked input; the invariants are enforced in the
@@ -292,7 +321,9 @@ async function enqueueChecked(
   const result = await withTransaction(context.services.pool, async (tx) => {
     // Key first, then the thread's row lock, on the wire in this order (see enqueueStepByStep).
     const begun = inFlight(onBegin ? onBegin(tx) : Promise.resolve());
-    const enqueuing = inFlight(enqueueOnThread(tx, statementInput(context, target, checked, local)));
+    const statement = statementInput(context, target, checked, local);
+    speculate(local, statement);
+    const enqueuing = inFlight(enqueueOnThread(tx, statement));
     await begun;
     const done = await enqueuing;
     if (!done) throw new AppError('not_found', 'thread not found');

@@ -21,6 +21,8 @@ import {
   type RunRow,
   type SealChange,
   type ThreadState,
+  historyAfter,
+  type HistoryPrefixes,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_CANCEL, LocalClaims, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
@@ -164,7 +166,7 @@ export function sealAndAdvance(
       if (stepping && !(await stepping)) return undefined;
       const pending = pendingRead ? await pendingRead : undefined;
       if (pending === null && thread.origin !== 'subagent' && !context.sealHooks.some((hook) => !hook.concerns || hook.concerns(thread, change.status))) {
-        return sealWithCommit(tx, run, attemptId!, change, history, thread, events);
+        return sealWithCommit(tx, run, attemptId!, change, history, thread, events, context.services.histories);
       }
       const idle = change.status !== 'waiting';
       // The history the run leaves is the thread's (message_count, read under the lock) plus
@@ -228,6 +230,7 @@ export function sealAndAdvance(
     let sealed: RunRow | undefined;
     try {
       sealed = result && 'committing' in result ? await result.committing : result;
+      if (result && 'committing' in result) result.remember();
     } catch (error) {
       local.settle(null);
       throw error;
@@ -245,6 +248,8 @@ export function sealAndAdvance(
 interface CommittingSeal {
   /** The sealed run, or undefined when the seal was fenced out (and the statement wrote nothing). */
   readonly committing: Promise<RunRow | undefined>;
+  /** After the COMMIT: keeps the history the seal left in this process's HistoryPrefixes, when it can. */
+  readonly remember: () => void;
 }
 
 /**
@@ -268,17 +273,29 @@ function sealWithCommit(
   history: unknown[],
   thread: ThreadState,
   events: ThreadEvents,
+  histories: HistoryPrefixes,
 ): CommittingSeal {
-  const sealing = inFlight(sealReleasingThread(tx, run, attemptId, change, thread.message_count + history.length, history));
+  // The history the seal leaves, for this process's HistoryPrefixes when it holds exactly the
+  // history before the run's messages (message_count, read under the thread lock): the next
+  // input of the thread can then start its attempt before its own statement answers
+  // (SpeculativeAttempt). Remembered only after the COMMIT (sealAndAdvance).
+  const held = history.length > 0 ? histories.get(thread.id) : undefined;
+  const before = thread.message_count === 0 ? undefined : held?.count === thread.message_count ? held : null;
+  const sealing = inFlight(sealReleasingThread(tx, run, attemptId, change, thread.message_count + history.length, history, before !== null));
+  let appended: string | undefined;
   const committing = sealing.then((done) => {
     if (!done) return undefined; // fenced out: nothing was written
     events.run(done.run);
     if (done.entry) events.entry(done.entry);
     events.thread(done.thread);
+    appended = done.appendedText;
     return done.run;
   });
   committing.catch(() => undefined); // awaited after the COMMIT; its failure is the transaction's
-  return { committing };
+  const remember = (): void => {
+    if (before !== null && appended !== undefined) histories.remember(thread.id, historyAfter(before, appended, thread.message_count + history.length));
+  };
+  return { committing, remember };
 }
 
 /**

@@ -23,6 +23,7 @@ import { packDisplayPages, PAGE_ITEMS } from './display-pages.js';
 import { HOST_OPERATIONS, hostRequestContext, serveHostRequest } from './host-requests/index.js';
 import { LiveTail } from './live-tail.js';
 import { prepareAttempt } from './prepare-attempt.js';
+import type { SpeculativeAttempt } from './speculative-attempt.js';
 import { modelFailure, type ModelSources } from './run-models.js';
 import { commitStep, commitStepIn, writeCheckpoint, type StepCommit } from './step-commit.js';
 
@@ -87,6 +88,8 @@ export class AttemptRunner {
     private readonly history?: JsonArray,
     /** Started on an idle thread: no steer entry was pending at its commit (LocalClaim.start). */
     private readonly idleThread = false,
+    /** The attempt started before the commit for exactly this run (WorkerHost.reserve), to adopt. */
+    private readonly speculation?: SpeculativeAttempt,
   ) {
     this.tail = new LiveTail(context.bus, run.id, run.thread_id, run.attempts);
     this.leaseMs = context.services.config.worker.authority_seconds * 1000;
@@ -122,8 +125,33 @@ export class AttemptRunner {
     // (creating the run's environment at a vendor) and must not let the lease expire meanwhile.
     const leaseSeconds = this.context.services.config.worker.authority_seconds;
     this.heartbeat = setInterval(() => this.enqueue(() => this.renew(leaseSeconds)), Math.max(500, (leaseSeconds * 1000) / 3));
+    // An attempt started before the commit (role all, SpeculativeAttempt) is adopted as it is:
+    // the worker host handed it over only for the very run it was started for, after the commit.
+    // Its preparation's failure is this run's (prepared from the same fields), answered as ours.
+    const speculated = this.speculation ? await this.speculation.ready : false;
+    if (speculated && !this.finished) {
+      this.port = this.speculation!.adopt((post) => forEachAttemptMessage(post, (message) => this.onPortMessage(message)), (error) => this.taskCrashed(error));
+    } else {
+      const failed = this.speculation?.failure ?? undefined;
+      this.speculation?.discard();
+      if (this.finished || !(await this.prepareAndRun(failed))) return;
+    }
+    // Steer entries that were pending before the port was open. A run started on an idle thread
+    // had none at its commit, and each one inserted since was announced by a NOTIFY: if one came
+    // before the port (deliverSteer then only noted it), read them now, else the NOTIFYs still
+    // to come deliver them — one statement per run fewer on the hot path. The listener's
+    // reconnect also asks every runner (WorkerHost), which covers NOTIFYs it missed.
+    if (!this.idleThread || this.steerAskedEarly) await this.deliverSteer();
+  }
+
+  /**
+   * Prepares the attempt and posts it to the pool; false when it ended instead (failed, or the
+   * lease was lost). `failed`: the preparation already failed (a speculated one, for this run).
+   */
+  private async prepareAndRun(failed?: { error: unknown }): Promise<boolean> {
     let start: AttemptStart;
     try {
+      if (failed) throw failed.error;
       start = await prepareAttempt(this.context.services, this.models, this.run, { environments: this.context.environments, signal: this.ended.signal }, this.history);
     } catch (error) {
       // The database or object store is unavailable: not the run's fault; start() abandons the
@@ -134,9 +162,9 @@ export class AttemptRunner {
       if (isDatabaseUnavailable(error) || (error instanceof AppError && error.code === 'unavailable' && !ownFailure)) throw error;
       const failure = error instanceof AppError ? modelFailure(error) : { code: 'internal', message: 'the attempt could not be prepared' };
       if (!this.finished) await this.seal({ type: 'done', outcome: 'failed', failure, usage: this.run.usage }, []);
-      return;
+      return false;
     }
-    if (this.finished) return; // the lease was lost while preparing: nothing more is written
+    if (this.finished) return false; // the lease was lost while preparing: nothing more is written
     // A later attempt's first event anchors its tail, which raises the run's fence: from here on
     // an earlier attempt still running somewhere (a zombie) publishes nothing (PublishOptions.fence).
     if (this.run.attempts > 1) await this.context.bus.publishAnchored(this.run.thread_id, { run_id: this.run.id, attempt: this.run.attempts }, [{ type: 'tail.reset', run_id: this.run.id, ordinal: this.run.next_ordinal, attempt: this.run.attempts }]);
@@ -144,20 +172,17 @@ export class AttemptRunner {
     this.port = channel.port1;
     // A batch is the messages of one turn of the attempt, handled one by one in their order.
     this.port.on('message', (post: AttemptPost) => forEachAttemptMessage(post, (message) => this.onPortMessage(message)));
-    this.pool.run({ start, port: channel.port2 }, { transferList: [channel.port2] as never }).catch((error: unknown) => {
-      // The attempt ends on its `done` message; a task that dies first is a crashed attempt.
-      this.enqueue(async () => {
-        if (this.finished) return;
-        this.context.services.logger.error({ run_id: this.run.id, err: error }, 'attempt task crashed');
-        await this.seal({ type: 'done', outcome: 'failed', failure: { code: 'attempt_crashed', message: 'the attempt stopped unexpectedly' }, usage: this.run.usage }, []);
-      });
+    this.pool.run({ start, port: channel.port2 }, { transferList: [channel.port2] as never }).catch((error: unknown) => this.taskCrashed(error));
+    return true;
+  }
+
+  /** The attempt ends on its `done` message; a task that dies first is a crashed attempt. */
+  private taskCrashed(error: unknown): void {
+    this.enqueue(async () => {
+      if (this.finished) return;
+      this.context.services.logger.error({ run_id: this.run.id, err: error }, 'attempt task crashed');
+      await this.seal({ type: 'done', outcome: 'failed', failure: { code: 'attempt_crashed', message: 'the attempt stopped unexpectedly' }, usage: this.run.usage }, []);
     });
-    // Steer entries that were pending before the port was open. A run started on an idle thread
-    // had none at its commit, and each one inserted since was announced by a NOTIFY: if one came
-    // before the port (deliverSteer then only noted it), read them now, else the NOTIFYs still
-    // to come deliver them — one statement per run fewer on the hot path. The listener's
-    // reconnect also asks every runner (WorkerHost), which covers NOTIFYs it missed.
-    if (!this.idleThread || this.steerAskedEarly) await this.deliverSteer();
   }
 
   /** Host → attempt signals. */

@@ -1,11 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type JsonArray, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
+import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type JsonArray, type JsonArrayText, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
 import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext, type LocalClaim, type LocalRunHost } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { NotificationListener } from './notification-listener.js';
 import type { ModelSources } from './run-models.js';
+import { SpeculativeAttempt, speculable } from './speculative-attempt.js';
 
 /** Threads × tasks per thread = worker.slots exactly: the largest divisor of slots ≤ cores. */
 export function poolShape(slots: number, cores = availableParallelism()): { maxThreads: number; concurrentTasksPerWorker: number } {
@@ -125,23 +126,40 @@ export class WorkerHost implements Stoppable, LocalRunHost {
       this.reserved--;
       return true;
     };
+    let speculation: SpeculativeAttempt | null = null;
     return {
       workerId,
       attemptId: newId(ID_PREFIX.attempt),
       leaseSeconds: this.services.config.worker.authority_seconds,
+      speculate: (run: RunRow, history?: JsonArrayText) => {
+        // Not for a thread whose run executes here (its input is queued, not started), nor once
+        // stopping; at most one per slot.
+        if (settled || speculation || this.stopping || !speculable(run) || this.hostsThread(run.thread_id)) return;
+        speculation = new SpeculativeAttempt(this.services, this.models, this.pool, this.context.environments, run, history);
+      },
       start: (run: RunRow, history?: JsonArray, idleThread?: boolean) => {
         if (!settle()) return;
+        // The speculated attempt is this run's only if it was started for exactly this run (its
+        // attempt id is this claim's, so it can be no other run's); else it is cancelled.
+        const speculated = speculation?.matches(run) ? speculation : undefined;
+        if (speculation) this.services.metrics.attemptSpeculations.inc({ outcome: speculated ? 'adopted' : 'discarded' });
+        if (!speculated) speculation?.discard();
+        speculation = null;
         if (this.stopping || workerId !== this.id) {
+          speculated?.discard();
           // Committed running and leased to this worker, which will not run it: stopping (the
           // session lock goes with the listener at the end of stop) or a lost identity. The
           // lost-worker scan requeues it once no lock is held for its lease_owner.
           this.services.logger.warn({ run_id: run.id, worker_id: workerId }, 'a run claimed at acceptance was not started here; it is requeued');
           return;
         }
-        this.host(run, true, history, idleThread);
+        this.host(run, true, history, idleThread, speculated);
       },
       release: () => {
         if (!settle()) return;
+        if (speculation) this.services.metrics.attemptSpeculations.inc({ outcome: 'discarded' });
+        speculation?.discard();
+        speculation = null;
         // A claim may have found no room because of this reservation.
         if (this.saturated) {
           this.saturated = false;
@@ -213,8 +231,8 @@ export class WorkerHost implements Stoppable, LocalRunHost {
    * on the stream; `history`: the thread's history as the claiming transaction locked it;
    * `idleThread`: started on an idle thread (LocalClaim.start).
    */
-  private host(run: RunRow, announced: boolean, history?: JsonArray, idleThread = false): void {
-    const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced, history, idleThread);
+  private host(run: RunRow, announced: boolean, history?: JsonArray, idleThread = false, speculation?: SpeculativeAttempt): void {
+    const runner = new AttemptRunner(this.context, this.models, this.pool, run, announced, history, idleThread, speculation);
     // A steer NOTIFY handled before this run was hosted here (noteEarlySteer): asked now, the
     // runner reads the pending steer entries once its port is open.
     if (this.earlySteers.delete(run.id)) void runner.deliverSteer();
@@ -234,6 +252,12 @@ export class WorkerHost implements Stoppable, LocalRunHost {
       }
     });
     void runner.start();
+  }
+
+  /** Whether an attempt of the thread runs here (an input for it would be queued, not started). */
+  private hostsThread(threadId: string): boolean {
+    for (const runner of this.running.values()) if (runner.run.thread_id === threadId) return true;
+    return false;
   }
 
   /**

@@ -90,12 +90,16 @@ export function sessionRoutes(): ApiRouteSpec[] {
         await sessionOr404(ctx.services.pool, ctx.workspaceId, ctx.params.session_id);
         const mcpHeaders = ctx.body?.mcp_headers ?? {};
         refuseReservedMcpHeaders(mcpHeaders);
-        return ctx.transaction(async (tx) => {
-          const thread = await insertThread(tx, { id: newId(ID_PREFIX.thread), workspace_id: ctx.workspaceId, session_id: ctx.params.session_id, labels: ctx.body?.labels ?? {}, mcp_headers: mcpHeaders });
+        const id = newId(ID_PREFIX.thread);
+        const created = await ctx.transaction(async (tx) => {
+          const thread = await insertThread(tx, { id, workspace_id: ctx.workspaceId, session_id: ctx.params.session_id, labels: ctx.body?.labels ?? {}, mcp_headers: mcpHeaders });
           await insertAuditEvent(tx, { workspace_id: ctx.workspaceId, actor_id: ctx.principal.id, action: 'thread.created', resource_type: 'thread', resource_id: thread.id, request_id: ctx.requestId });
           // A new thread's history is empty (this route takes none); insertThread does not read it back.
           return { status: 201, body: threadView({ ...thread, message_history: [] }), etag: thread };
         });
+        // Committed: the process knows the whole (empty) history of the thread's first input.
+        if (created.status === 201) ctx.services.histories.created(id);
+        return created;
       },
     }),
     defineRoute({

@@ -13,6 +13,9 @@ export const HISTORY_PREFIX_CHARS = 64 * 1024 * 1024;
  * messages: ~13 ms of PostgreSQL; bench/RESULTS.md session 10). Bounded by the characters held
  * (least recently used first out).
  */
+/** What an entry counts against the bound: its text; an empty history a share for the entry itself, so those are bounded too. */
+const cost = (prefix: HistoryPrefix): number => (prefix.count === 0 ? 64 : prefix.text.length);
+
 export class HistoryPrefixes {
   private readonly map = new Map<string, HistoryPrefix>();
   private held = 0;
@@ -39,16 +42,29 @@ export class HistoryPrefixes {
    *  it) unless a longer prefix of the thread is held already. */
   remember(threadId: string, history: JsonArrayText): void {
     if (history.length === 0 || history.text.length > this.maxChars) return;
+    this.keep(threadId, { count: history.length, text: history.text });
+  }
+
+  /**
+   * A thread this process just created, with an empty history: held as a prefix of no message,
+   * which tells a reader nothing (a prefix of count 0 is as good as none) but tells the inbox
+   * that the whole history is known for the thread's first input (SpeculativeAttempt).
+   */
+  created(threadId: string): void {
+    this.keep(threadId, { count: 0, text: '[]' });
+  }
+
+  private keep(threadId: string, prefix: HistoryPrefix): void {
     const old = this.map.get(threadId);
-    if (old && old.count >= history.length) return;
-    if (old) this.held -= old.text.length;
+    if (old && (old.count > prefix.count || (old.count === prefix.count && prefix.count > 0))) return;
+    if (old) this.held -= cost(old);
     this.map.delete(threadId);
-    this.map.set(threadId, { count: history.length, text: history.text });
-    this.held += history.text.length;
-    for (const [key, prefix] of this.map) {
+    this.map.set(threadId, prefix);
+    this.held += cost(prefix);
+    for (const [key, held] of this.map) {
       if (this.held <= this.maxChars) break;
       this.map.delete(key);
-      this.held -= prefix.text.length;
+      this.held -= cost(held);
     }
   }
 }

@@ -13,6 +13,8 @@ export interface Metrics {
   readonly runsSealed: Counter<'status'>;
   /** Attempts by how they ended (completed, failed, cancelled, waiting, handoff, lost). */
   readonly attemptsEnded: Counter<'outcome'>;
+  /** Attempts started before their run's commit (role all), by what became of them: adopted by their run, or discarded. */
+  readonly attemptSpeculations: Counter<'outcome'>;
   /** Attempts this worker is executing now. */
   readonly attemptsActive: Gauge;
   /** Time from claim to the end of an attempt. */
@@ -37,6 +39,7 @@ export function createMetrics(options: { role: string; defaults?: boolean }): Me
     }),
     runsSealed: new Counter({ name: 'svc_runs_sealed_total', help: 'Runs sealed by this process', labelNames: ['status'], registers: [registry] }),
     attemptsEnded: new Counter({ name: 'svc_attempts_ended_total', help: 'Attempts ended on this worker', labelNames: ['outcome'], registers: [registry] }),
+    attemptSpeculations: new Counter({ name: 'svc_attempt_speculations_total', help: 'Attempts started before their run committed, by outcome (adopted, discarded)', labelNames: ['outcome'], registers: [registry] }),
     attemptsActive: new Gauge({ name: 'svc_worker_attempts_active', help: 'Attempts executing on this worker', registers: [registry] }),
     attemptDuration: new Histogram({
       name: 'svc_attempt_duration_seconds',

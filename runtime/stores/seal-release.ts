@@ -12,7 +12,7 @@ const releaseSql = (append: boolean): string => `with ${SEAL_CTES}, finished as 
        update threads set ${append ? 'message_history = message_history || $13::jsonb, ' : ''}current_run_id = null, last_run_id = $1, updated_at = now(), version = version + 1
         where id = $12 and exists (select 1 from sealed) returning ${STATE_COLUMNS}
      )
-     select s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread from sealed s`;
+     select s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $14::boolean then $13::jsonb::text end as appended_text' : ''} from sealed s`;
 const RELEASE_APPENDING_SQL = releaseSql(true);
 const RELEASE_SQL = releaseSql(false);
 
@@ -33,7 +33,13 @@ export async function sealReleasingThread(
   change: SealChange,
   historyEnd: number,
   history: unknown[],
-): Promise<{ run: RunRow; entry: InboxEntry | null; thread: ThreadState } | undefined> {
+  /**
+   * Return the appended messages as PostgreSQL prints them (`appendedText`), for a process that
+   * holds the thread's history before them (HistoryPrefixes): printed by the same jsonb output
+   * as a read of the history, so the joined text is the one a read would return.
+   */
+  printAppended = false,
+): Promise<{ run: RunRow; entry: InboxEntry | null; thread: ThreadState; appendedText?: string } | undefined> {
   if (change.status === 'waiting') throw new Error('a waiting run does not release its thread');
   const append = history.length > 0;
   const values = [...sealValues(run.id, attemptId, change, historyEnd), run.source_entry_id, change.status === 'completed' ? 'completed' : 'failed', run.thread_id];
@@ -41,11 +47,11 @@ export async function sealReleasingThread(
   // jsonb); the entry and the thread as jsonb beside them. No row: the seal was fenced out.
   const result = await db.query<Record<string, unknown> & { released_entry: Record<string, unknown> | null; released_thread: Record<string, unknown> | null }>(
     append ? RELEASE_APPENDING_SQL : RELEASE_SQL,
-    append ? [...values, JSON.stringify(history)] : values,
+    append ? [...values, JSON.stringify(history), printAppended] : values,
   );
   const row = result.rows[0];
   if (!row) return undefined;
-  const { released_entry: entry, released_thread: thread, ...sealed } = row;
+  const { released_entry: entry, released_thread: thread, appended_text: appendedText, ...sealed } = row;
   if (!thread) throw new Error(`the sealed run ${run.id}'s thread ${run.thread_id} was not released`);
-  return { run: mapRun(sealed), entry: entry ? mapEntry(entry) : null, thread: mapThreadState(thread) };
+  return { run: mapRun(sealed), entry: entry ? mapEntry(entry) : null, thread: mapThreadState(thread), ...(typeof appendedText === 'string' ? { appendedText } : {}) };
 }

@@ -1,0 +1,140 @@
+// Role all: an input on a thread whose whole history this process holds starts its attempt
+// before the inbox statement commits (actors/worker SpeculativeAttempt, issue #18). What must
+// hold:
+// - the model is asked while the statement still waits (here: for the thread's row lock, held
+//   by the test), and the committed run adopts that very request: one request, one answer;
+// - the history the attempt sends is the thread's, also after a seal in this process (the
+//   seal's appended messages are remembered as PostgreSQL prints them);
+// - when the run committed is not the one speculated (the history grew elsewhere meanwhile),
+//   the speculated attempt is cancelled and nothing of it is kept: the run asks again with the
+//   history it committed, and its items hold only that answer;
+// - a replayed Idempotency-Key starts no run: its speculation is dropped, nothing is written.
+import pg from 'pg';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { query } from '../../support/database.js';
+import { keyedScript, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
+import type { ModelScript } from '../../../bench/model-server.js';
+
+const test = suite('actors/run-engine/speculative-start');
+let f: RunFixture;
+const scripts = new Map<string, ModelScript[]>();
+
+test.before(async () => {
+  f = await startRunFixture({ script: keyedScript(scripts) });
+});
+test.after(async () => {
+  await f?.stop();
+});
+
+async function newThread(): Promise<string> {
+  const thread = await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {});
+  assert.is(thread.status, 201);
+  return thread.body.id as string;
+}
+
+/** The model requests whose messages mention `key`. */
+const requestsFor = (key: string) => f.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(key));
+
+/** Holds the thread's row lock in a transaction of its own until `release` (optionally changing the row first). */
+async function lockThread(threadId: string, change?: string): Promise<{ release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: f.db.url });
+  await client.connect();
+  await client.query('begin');
+  await client.query('select 1 from threads where id = $1 for update', [threadId]);
+  if (change) await client.query(change, [threadId]);
+  return {
+    release: async () => {
+      await client.query('commit');
+      await client.end();
+    },
+  };
+}
+
+async function assistantTexts(runId: string): Promise<string[]> {
+  const items = await f.client.get(`/api/v1/runs/${runId}/items`);
+  assert.is(items.status, 200, JSON.stringify(items.body));
+  return (items.body.items as Array<{ kind: string; content: unknown }>).filter((i) => i.kind === 'text_message').map((i) => JSON.stringify(i.content));
+}
+
+test('the model is asked while the statement waits for the thread; the committed run adopts that request', async () => {
+  const thread = await newThread();
+  // The thread's first input (its empty history known from its creation here), then its second
+  // (the history the first run's seal left, remembered here).
+  for (const [n, key] of [[1, 'spec-first-input'], [2, 'spec-second-input']] as const) {
+    scripts.set(key, [{ type: 'text', text: `answer ${n}` }]);
+    const lock = await lockThread(thread);
+    let posting: ReturnType<typeof send> | null = null;
+    try {
+      posting = send(f, key, {}, thread);
+      // Asked before the statement could take the row lock: no run exists yet.
+      await until(() => requestsFor(key).length, (count) => count === 1, 5000);
+      const runs = await query<{ n: number }>(f.db.url, 'select count(*)::int as n from runs where thread_id = $1', [thread]);
+      assert.is(runs[0]!.n, n - 1, 'the request came before the run was committed');
+      if (n === 2) assert.ok(JSON.stringify(requestsFor(key)[0]!.body?.messages).includes('answer 1'), 'the history the first seal left is in the request');
+    } finally {
+      await lock.release();
+    }
+    const posted = await posting!;
+    assert.is(posted.status, 201, JSON.stringify(posted.body));
+    const done = await waitForRun(f, posted.body.run.id);
+    assert.is(done.status, 'completed');
+    assert.is(done.attempts, 1);
+    assert.is(requestsFor(key).length, 1, 'the speculated request was the run\'s only one');
+    assert.ok((await assistantTexts(done.id)).some((t) => t.includes(`answer ${n}`)));
+  }
+});
+
+test('a history that grew elsewhere: the speculated attempt is cancelled, the run asks again with the history it committed', async () => {
+  const thread = await newThread();
+  const key = 'spec-history-grew';
+  let answerSpeculated!: () => void;
+  scripts.set(key, [
+    { type: 'text', text: 'speculated answer', hold: new Promise<void>((r) => (answerSpeculated = r)) },
+    { type: 'text', text: 'committed answer' },
+  ]);
+  // The row lock's holder appends a message (as another process's seal would) and commits.
+  const lock = await lockThread(thread, `update threads set message_history = message_history || '[{"role": "user", "content": "grown-elsewhere"}]'::jsonb where id = $1`);
+  let posting: ReturnType<typeof send> | null = null;
+  try {
+    posting = send(f, key, {}, thread);
+    await until(() => requestsFor(key).length, (count) => count === 1, 5000);
+    assert.not.ok(JSON.stringify(requestsFor(key)[0]!.body?.messages).includes('grown-elsewhere'));
+  } finally {
+    await lock.release();
+  }
+  const posted = await posting!;
+  assert.is(posted.status, 201, JSON.stringify(posted.body));
+  const done = await waitForRun(f, posted.body.run.id);
+  answerSpeculated(); // the cancelled request's answer, if anything still reads it, goes nowhere
+  assert.is(done.status, 'completed');
+  assert.is(done.attempts, 1);
+  const requests = requestsFor(key);
+  assert.is(requests.length, 2, 'asked again');
+  assert.ok(JSON.stringify(requests[1]!.body?.messages).includes('grown-elsewhere'), 'with the history the run committed');
+  const texts = await assistantTexts(done.id);
+  assert.ok(texts.some((t) => t.includes('committed answer')), JSON.stringify(texts));
+  assert.not.ok(texts.some((t) => t.includes('speculated answer')), 'nothing of the cancelled attempt is kept');
+  const history = await query<{ h: string }>(f.db.url, 'select message_history::text as h from threads where id = $1', [thread]);
+  assert.not.ok(history[0]!.h.includes('speculated answer'));
+});
+
+test('a replayed Idempotency-Key starts no run: its speculation is dropped and nothing is written', async () => {
+  const thread = await newThread();
+  const key = 'spec-replayed-key';
+  scripts.set(key, [{ type: 'text', text: 'the only answer' }, { type: 'text', text: 'a second answer' }]);
+  const body = { agent_id: f.agentId, payload: { content: [{ type: 'text', text: key }] } };
+  const first = await f.client.post(`/api/v1/threads/${thread}/inbox`, body, { 'idempotency-key': key });
+  assert.is(first.status, 201);
+  await waitForRun(f, first.body.run.id);
+  const again = await f.client.post(`/api/v1/threads/${thread}/inbox`, body, { 'idempotency-key': key });
+  assert.is(again.status, 201);
+  assert.is(again.body.run.id, first.body.run.id, 'the stored answer');
+  const runs = await query<{ n: number }>(f.db.url, 'select count(*)::int as n from runs where thread_id = $1', [thread]);
+  assert.is(runs[0]!.n, 1);
+  const history = await query<{ h: string }>(f.db.url, 'select message_history::text as h from threads where id = $1', [thread]);
+  assert.not.ok(history[0]!.h.includes('a second answer'));
+  assert.equal((await assistantTexts(first.body.run.id)).filter((t) => t.includes('answer')).length, 1);
+});
+
+test.run();
