@@ -38,9 +38,10 @@ import {
   type ThreadWithHistory,
   type ThreadState,
   type EnqueueStatementInput,
+  type HistoryPrefix,
   JsonArrayText,
 } from '../../runtime/index.js';
-import { CHANNEL_RUN_ACCEPTED, CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type RunOptions } from '../engine/index.js';
+import { CHANNEL_RUN_ACCEPTED, CHANNEL_STEER, effectiveConfig, LocalClaims, runMountInputs, type EngineContext, type LocalClaim, type RunOptions } from '../engine/index.js';
 import { startRunForEntry, type ResolvedRevision } from './start-run.js';
 import { ThreadEvents } from './thread-events.js';
 
@@ -212,12 +213,13 @@ async function enqueueInOneStatement(context: EngineContext, target: EnqueueTarg
   const { pool } = context.services;
   const local = new LocalClaims();
   const statement = statementInput(context, target, checked, local);
-  speculate(local, statement);
   const client = await pool.connect();
   let broken = false;
   let done: Awaited<ReturnType<typeof enqueueOnThread>>;
   try {
-    done = await enqueueOnThread(client, { ...statement, key: key?.statementKey ?? null });
+    const enqueuing = enqueueOnThread(client, { ...statement, key: key?.statementKey ?? null });
+    speculate(local, statement);
+    done = await enqueuing;
   } catch (error) {
     local.settle(null);
     // A statement prepared before a schema change: this connection goes with its plans.
@@ -286,6 +288,13 @@ function speculate(local: LocalClaims, input: EnqueueStatementInput): void {
   const claim = local.claim;
   const held = input.history_prefix;
   if (!claim?.speculate || !held) return;
+  // After the statement has left (its write is flushed at the end of this turn of the loop),
+  // so preparing the attempt never delays it; a claim settled by then declines (speculate).
+  setImmediate(speculateNow, claim, input, held);
+}
+
+function speculateNow(claim: LocalClaim, input: EnqueueStatementInput, held: HistoryPrefix): void {
+  if (!claim.speculate) return;
   const json = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
   const now = new Date().toISOString();
   const run: RunRow = {
@@ -322,8 +331,8 @@ async function enqueueChecked(
     // Key first, then the thread's row lock, on the wire in this order (see enqueueStepByStep).
     const begun = inFlight(onBegin ? onBegin(tx) : Promise.resolve());
     const statement = statementInput(context, target, checked, local);
-    speculate(local, statement);
     const enqueuing = inFlight(enqueueOnThread(tx, statement));
+    speculate(local, statement);
     await begun;
     const done = await enqueuing;
     if (!done) throw new AppError('not_found', 'thread not found');
