@@ -8,20 +8,25 @@
 // - when the run committed is not the one speculated (the history grew elsewhere meanwhile),
 //   the speculated attempt is cancelled and nothing of it is kept: the run asks again with the
 //   history it committed, and its items hold only that answer;
-// - a replayed Idempotency-Key starts no run: its speculation is dropped, nothing is written.
+// - a replayed Idempotency-Key starts no run: its speculation is dropped, nothing is written;
+// - under concurrent inputs on shared threads (speculations adopted and discarded), every input
+//   has exactly one run with exactly one answer, and each thread's history holds each input once.
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { query } from '../../support/database.js';
+import { freePort } from '../../support/ports.js';
 import { keyedScript, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 import type { ModelScript } from '../../../bench/model-server.js';
 
 const test = suite('actors/run-engine/speculative-start');
 let f: RunFixture;
+let metricsPort = 0;
 const scripts = new Map<string, ModelScript[]>();
 
 test.before(async () => {
-  f = await startRunFixture({ script: keyedScript(scripts) });
+  metricsPort = await freePort();
+  f = await startRunFixture({ script: keyedScript(scripts), env: { SVC_METRICS__ENABLED: 'true', SVC_METRICS__PORT: String(metricsPort) } });
 });
 test.after(async () => {
   await f?.stop();
@@ -135,6 +140,46 @@ test('a replayed Idempotency-Key starts no run: its speculation is dropped and n
   const history = await query<{ h: string }>(f.db.url, 'select message_history::text as h from threads where id = $1', [thread]);
   assert.not.ok(history[0]!.h.includes('a second answer'));
   assert.equal((await assistantTexts(first.body.run.id)).filter((t) => t.includes('answer')).length, 1);
+});
+
+/** svc_attempt_speculations_total by outcome, from the process's metrics listener. */
+async function speculations(): Promise<{ adopted: number; discarded: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const count = (outcome: string) => Number(new RegExp(`svc_attempt_speculations_total\\{outcome="${outcome}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return { adopted: count('adopted'), discarded: count('discarded') };
+}
+
+test('concurrent inputs on shared threads: every input one run with one answer, each in its thread\'s history once', async () => {
+  const before = await speculations();
+  const threads = await Promise.all(Array.from({ length: 4 }, () => newThread()));
+  const keys: Array<{ thread: string; key: string }> = [];
+  for (const [t, thread] of threads.entries()) for (let i = 0; i < 6; i++) keys.push({ thread, key: `spec-load-${t}-${i}` });
+  for (const { key } of keys) scripts.set(key, [{ type: 'text', text: `reply ${key}` }]);
+  // Six inputs per thread at once: the first of each starts a run, the rest queue behind it.
+  const posted = await Promise.all(keys.map(({ thread, key }) => send(f, key, {}, thread)));
+  for (const p of posted) assert.is(p.status, 201, JSON.stringify(p.body));
+  // Each input's run (queued ones get theirs when their turn comes): one run per input.
+  await until(
+    () => query<{ n: number }>(f.db.url, `select count(*)::int as n from runs where thread_id = any($1) and status = 'completed'`, [threads]),
+    (rows) => rows[0]!.n === keys.length,
+    30_000,
+  );
+  const runs = await query<{ id: string; source_entry_id: string; attempts: number }>(f.db.url, 'select id, source_entry_id, attempts from runs where thread_id = any($1)', [threads]);
+  assert.is(runs.length, keys.length, 'one run per input');
+  assert.is(new Set(runs.map((r) => r.source_entry_id)).size, keys.length);
+  for (const { thread, key } of keys) {
+    const history = (await query<{ h: string }>(f.db.url, 'select message_history::text as h from threads where id = $1', [thread]))[0]!.h;
+    assert.is(history.split(`reply ${key}"`).length - 1, 1, `the answer to ${key} once in its thread's history`);
+  }
+  for (const run of runs) {
+    const texts = await assistantTexts(run.id);
+    assert.is(texts.length, 1, `one answer in run ${run.id}: ${JSON.stringify(texts)}`);
+  }
+  // The thread's actor runs a process's inputs for one thread one at a time: the first of each
+  // thread speculates and is adopted; the rest mostly find its run hosted here and do not
+  // speculate (one that comes after the thread freed up may, and is adopted too).
+  const after = await speculations();
+  assert.ok(after.adopted - before.adopted >= threads.length, `adopted: ${JSON.stringify({ before, after })}`);
 });
 
 test.run();
