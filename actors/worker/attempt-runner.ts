@@ -25,7 +25,7 @@ import { LiveTail } from './live-tail.js';
 import { prepareAttempt } from './prepare-attempt.js';
 import type { SpeculativeAttempt } from './speculative-attempt.js';
 import { modelFailure, type ModelSources } from './run-models.js';
-import { commitStep, commitStepIn, writeCheckpoint, type StepCommit } from './step-commit.js';
+import { commitEndingStepIn, commitStep, commitStepIn, writeCheckpoint, type StepCommit } from './step-commit.js';
 
 /**
  * The reason every attempt's `ended` signal aborts with: created once, because abort() without
@@ -334,12 +334,18 @@ export class AttemptRunner {
     let retried = false;
     const step = this.finalStep;
     this.finalStep = null;
-    // The checkpoint object first: the pointer that the seal's transaction moves to it must
+    const release = (t: import('pg').PoolClient, k: string): Promise<void> => this.releaseCheckpoint(t, k);
+    // A run that ends is never continued: its last step stores no checkpoint and releases the
+    // one it had (commitEndingStepIn). A waiting run's checkpoint is its successor's start.
+    const ending = status === 'completed' || status === 'failed' || status === 'cancelled';
+    // Else the checkpoint object first: the pointer that the seal's transaction moves to it must
     // never name a missing object.
-    const key = step ? await this.persist(() => writeCheckpoint(this.context.services, step)) : null;
-    const commitFinalStep = step && key
-      ? { commit: async (tx: import('pg').PoolClient) => (await commitStepIn(tx, step, key, (t, k) => this.releaseCheckpoint(t, k))).ok, incorporated: step.incorporatedEntryIds }
-      : undefined;
+    const key = step && !ending ? await this.persist(() => writeCheckpoint(this.context.services, step)) : null;
+    const commitFinalStep = step && ending
+      ? { commit: (tx: import('pg').PoolClient) => commitEndingStepIn(tx, step, release), incorporated: step.incorporatedEntryIds }
+      : step && key
+        ? { commit: async (tx: import('pg').PoolClient) => (await commitStepIn(tx, step, key, release)).ok, incorporated: step.incorporatedEntryIds }
+        : undefined;
     // The seal ends this attempt's row in its own statement (sealRun), so nothing is left open
     // if the process dies right after it commits.
     let sealed = await this.persist(() => {

@@ -1,5 +1,6 @@
 import {
   backgroundLane,
+  commitEndingStepPointer,
   commitStepPointer,
   deferToCommit,
   INLINE_CHECKPOINT_PREFIX,
@@ -78,4 +79,21 @@ export async function commitStepIn(tx: import('pg').PoolClient, step: StepCommit
   const previousKey = moved.previous_key;
   if (previousKey) deferToCommit(tx, () => onReplaced(tx, previousKey));
   return { ok: true, previousKey: moved.previous_key } as const;
+}
+
+/**
+ * The last step of a run that ends (completed, failed, cancelled), in its seal's transaction:
+ * its items, usage and display position commit as commitStepIn's do (RUNS.md 3: in one
+ * transaction, fenced by the attempt), but its checkpoint is not stored — nothing continues an
+ * ended run — and the checkpoint the run pointed to is released with the pointer cleared, so an
+ * ended run keeps no checkpoint at all (no row, no object).
+ */
+export async function commitEndingStepIn(tx: import('pg').PoolClient, step: StepCommit, onReplaced: (tx: import('pg').PoolClient, key: string) => Promise<void>): Promise<boolean> {
+  const moved = await commitEndingStepPointer(tx, step.runId, step.attemptId, { next_ordinal: step.nextOrdinal, usage: step.usage });
+  if (!moved) return false;
+  deferToCommit(tx, () => insertItems(tx, step.runId, step.items));
+  deferToCommit(tx, () => markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq));
+  const previousKey = moved.previous_key;
+  if (previousKey) deferToCommit(tx, () => onReplaced(tx, previousKey));
+  return true;
 }

@@ -97,6 +97,36 @@ export async function commitStepPointer(
   return undefined;
 }
 
+/**
+ * The last step of a run that ends (completed, failed, cancelled), in its seal's transaction:
+ * next ordinal, usage and display position move as for any step, fenced by the attempt (the
+ * owned row is locked to the end of the transaction, so the seal after it cannot miss), but no
+ * checkpoint is stored — an ended run is never continued (a waiting one keeps its checkpoint
+ * for its successor) — and the pointer is cleared: returns the key it named (for its release in
+ * the same transaction), or undefined when fenced out.
+ */
+export async function commitEndingStepPointer(
+  db: Queryable,
+  runId: string,
+  attemptId: string,
+  step: { next_ordinal: number; usage: object },
+): Promise<{ previous_key: string | null } | undefined> {
+  const result = await db.query<{ checkpoint_key: string | null }>(
+    `with owned as (
+       select checkpoint_key from runs where id = $1 and current_attempt_id = $4 and status = 'running' for update
+     ), moved as (
+       update runs set checkpoint_key = null, next_ordinal = $2::int, usage = $3, display_position = ($2::int)::text,
+              updated_at = now(), version = version + 1
+         from owned where runs.id = $1
+       returning 1
+     )
+     select owned.checkpoint_key from owned where exists (select 1 from moved)`,
+    [runId, step.next_ordinal, JSON.stringify(step.usage), attemptId],
+  );
+  const row = result.rows[0];
+  return row ? { previous_key: row.checkpoint_key } : undefined;
+}
+
 export interface SealChange {
   status: 'completed' | 'failed' | 'cancelled' | 'waiting';
   output?: unknown;

@@ -203,7 +203,7 @@ test(`${TOTAL} inputs over ${THREADS} threads while the workers are killed ${KIL
       group by items, distinct_ids, kinds`,
   );
   assert.equal(shapes, [{ items: 2, distinct_ids: 2, kinds: 'user_message,text_message', runs: TOTAL }], 'every run holds its input and one answer, each once');
-  const orphans = await rows<{ n: number }>(`select count(*)::int as n from run_checkpoints c join runs r on r.id = c.run_id where c.key <> r.checkpoint_key`);
+  const orphans = await rows<{ n: number }>(`select count(*)::int as n from run_checkpoints c join runs r on r.id = c.run_id where c.key is distinct from r.checkpoint_key`);
   assert.is(orphans[0]!.n, 0, 'no inline checkpoint is left beside the one its run points to');
 });
 

@@ -2,7 +2,8 @@
 // is stored in run_checkpoints in its step's transaction; a larger one is an object as before.
 // Replaced inline checkpoints are deleted in the transaction that replaced them, never through
 // the checkpoint_cleanup outbox; a run whose checkpoint is an object (an earlier release's)
-// still resumes from it.
+// still resumes from it. A run that ends keeps no checkpoint: its last step stores none and the
+// one it had is released with the pointer cleared (nothing continues an ended run).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ModelScript } from '../../../bench/model-server.js';
@@ -54,23 +55,37 @@ test('small checkpoints are stored inline: the pointer names an inline row, no o
   // The successor continued from the predecessor's inline checkpoint, which stays with it.
   assert.equal((await inlineRows(waiting.id)).map((r) => r.key), [before.checkpoint_key]);
   const after = await runRow(done.id);
-  assert.ok(after.checkpoint_key!.startsWith(`inline:runs/${done.id}/`));
-  assert.equal((await inlineRows(done.id)).map((r) => r.key), [after.checkpoint_key]);
+  assert.is(after.checkpoint_key, null, 'an ended run points to no checkpoint');
+  assert.equal(await inlineRows(done.id), [], 'and keeps no inline row');
   assert.ok((await cleanups()).every((c) => !String(c.payload.key ?? '').startsWith('inline:')), 'the outbox never names an inline checkpoint');
 });
 
 test('a checkpoint over the threshold is an object; the inline one it replaced is deleted in the same transaction', async () => {
   const big = 'x'.repeat(THRESHOLD * 2);
-  const waiting = await runTo('inline-grows', [{ type: 'tool_calls', calls: [{ id: 'g1', name: 'echo', arguments: '{"text":"tiny"}' }] }, { type: 'text', text: big }], 'waiting');
+  const waiting = await runTo('inline-grows', [
+    { type: 'tool_calls', calls: [{ id: 'g1', name: 'echo', arguments: '{"text":"tiny"}' }] },
+    // The successor's answer is large and waits again: its checkpoint is kept, as an object.
+    { type: 'tool_calls', calls: [{ id: 'g2', name: 'echo', arguments: '{"text":"again"}' }], text: big },
+    { type: 'text', text: 'grown done' },
+  ], 'waiting');
   const first = await runRow(waiting.id);
   assert.ok(first.checkpoint_key!.startsWith('inline:'));
   const successor = await f.client.post(`/api/v1/runs/${waiting.id}/resume`, { approvals: { g1: { action: 'approve' } } }, { 'idempotency-key': 'inline-resume-2' });
-  const done = await waitForRun(f, successor.body.id);
-  assert.is(done.status, 'completed', JSON.stringify(done.failure));
-  const last = await runRow(done.id);
-  assert.ok(last.checkpoint_key!.startsWith(`runs/${done.id}/checkpoints/`), last.checkpoint_key!);
+  const grown = await waitForRun(f, successor.body.id);
+  assert.is(grown.status, 'waiting', JSON.stringify(grown.failure));
+  const last = await runRow(grown.id);
+  assert.ok(last.checkpoint_key!.startsWith(`runs/${grown.id}/checkpoints/`), last.checkpoint_key!);
   assert.ok(await f.service.services.objects.get(last.checkpoint_key!), 'the large checkpoint is in the object store');
-  assert.equal(await inlineRows(done.id), [], 'no inline row of the successor is left behind');
+  assert.equal(await inlineRows(grown.id), [], 'no inline row of the successor is left behind');
+  // Its successor ends: its last step stores nothing and releases the object through the outbox.
+  const next = await f.client.post(`/api/v1/runs/${grown.id}/resume`, { approvals: { g2: { action: 'approve' } } }, { 'idempotency-key': 'inline-resume-2b' });
+  const done = await waitForRun(f, next.body.id);
+  assert.is(done.status, 'completed', JSON.stringify(done.failure));
+  assert.is((await runRow(done.id)).checkpoint_key, null);
+  const released = (await cleanups()).map((c) => c.payload.key);
+  const left = await objectKeys(done.id);
+  assert.ok(left.every((k) => released.includes(k)), `every object of the ended run is released: ${JSON.stringify({ left, released })}`);
+  assert.equal(await inlineRows(done.id), []);
 });
 
 test('a waiting run whose checkpoint is an object (written by an earlier release) still resumes from it', async () => {

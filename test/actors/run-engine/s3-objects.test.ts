@@ -42,7 +42,7 @@ test.after(async () => {
   await s3?.dispose();
 });
 
-test('a run with the S3 object store commits checkpoints and display pages there, and replaced checkpoints are cleaned up through the outbox', async () => {
+test('a run with the S3 object store commits checkpoints and display pages there, and its checkpoints are cleaned up through the outbox once it ends', async () => {
   const run = await waitForRun(f, (await send(f, 'to s3')).body.run.id);
   assert.is(run.status, 'completed', JSON.stringify(run.failure));
   const objects = f.service.services.objects;
@@ -51,13 +51,14 @@ test('a run with the S3 object store commits checkpoints and display pages there
   const items = (await f.client.get(`/api/v1/runs/${run.id}/items?after=0&limit=500`)).body.items as Array<{ ordinal: number; kind: string }>;
   assert.is(items.length, 1 + CALLS * 2 + 1);
   assert.equal(items.map((i) => i.ordinal), items.map((_, i) => i + 1));
-  const [row] = await query<{ checkpoint_key: string }>(f.db.url, 'select checkpoint_key from runs where id = $1', [run.id]);
-  assert.ok(await objects.get(row!.checkpoint_key), 'the current checkpoint is in S3');
+  // An ended run keeps no checkpoint: its last step stored none and released the one before.
+  const [row] = await query<{ checkpoint_key: string | null }>(f.db.url, 'select checkpoint_key from runs where id = $1', [run.id]);
+  assert.is(row!.checkpoint_key, null);
   const checkpointsBefore = (await keys()).filter((k) => k.includes('/checkpoints/'));
-  assert.ok(checkpointsBefore.length >= 2, 'replaced checkpoints are still there before the outbox runs');
+  assert.ok(checkpointsBefore.length >= 1, 'the steps\' checkpoints were objects in S3, still there before the outbox runs');
   await runSweep(createJobContext(f.service.services), 'deliver_outbox');
   const checkpointsAfter = (await keys()).filter((k) => k.includes('/checkpoints/'));
-  assert.equal(checkpointsAfter, [row!.checkpoint_key], 'only the current checkpoint remains');
+  assert.equal(checkpointsAfter, [], 'every checkpoint was released through the outbox');
 });
 
 test.run();
