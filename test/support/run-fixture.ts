@@ -84,6 +84,13 @@ export function keyedScript(scripts: Map<string, ModelScript[]>): ModelScriptFn 
   };
 }
 
+/** A new thread in the fixture's session (201 or the test fails). */
+export async function newThread(fixture: RunFixture): Promise<string> {
+  const thread = await fixture.client.post(`/api/v1/sessions/${fixture.sessionId}/threads`, {});
+  if (thread.status !== 201) throw new Error(`thread: ${thread.status} ${JSON.stringify(thread.body)}`);
+  return thread.body.id as string;
+}
+
 let keyCounter = 0;
 
 /** POST /threads/{id}/inbox with a fresh Idempotency-Key. */

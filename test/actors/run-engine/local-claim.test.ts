@@ -7,7 +7,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { query } from '../../support/database.js';
-import { keyedScript, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
+import { keyedScript, newThread, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 import type { ModelScript } from '../../../bench/model-server.js';
 
 const test = suite('actors/run-engine/local-claim');
@@ -20,12 +20,6 @@ test.before(async () => {
 test.after(async () => {
   await f?.stop();
 });
-
-async function newThread(): Promise<string> {
-  const thread = await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {});
-  assert.is(thread.status, 201);
-  return thread.body.id as string;
-}
 
 test('the run commits claimed: attempt 1 open and leased to this worker, in the POST transaction', async () => {
   // The model holds its answer until the row is read: a run already sealed has no lease any more.
@@ -51,11 +45,11 @@ test('a full host leaves the run accepted for any worker; it starts when the slo
   let release!: () => void;
   scripts.set('holds-the-slot', [{ type: 'text', text: 'held', hold: new Promise<void>((r) => (release = r)) }]);
   try {
-    const holding = await send(f, 'holds-the-slot', {}, await newThread());
+    const holding = await send(f, 'holds-the-slot', {}, await newThread(f));
     // (Claimed by its POST, or by a claim if the previous test's attempt had not yet freed the
     // slot when it came.) Once it runs, the only slot is taken.
     await until(() => f.client.get(`/api/v1/runs/${holding.body.run.id}`), (r) => r.body.status === 'running', 5000);
-    const waiting = await send(f, 'waits-for-a-slot', {}, await newThread());
+    const waiting = await send(f, 'waits-for-a-slot', {}, await newThread(f));
     assert.is(waiting.status, 201);
     assert.is(waiting.body.run.status, 'accepted', 'no slot was free: the run is anyone\'s to claim');
     assert.is(waiting.body.run.attempts, 0);
@@ -74,7 +68,7 @@ test('a reservation whose transaction fails is given back: the next run gets the
     begin if new.labels->>'explode' = 'yes' then raise exception 'refused by the test'; end if; return new; end $$`);
   await query(f.db.url, 'create trigger test_refuse_run before insert on runs for each row execute function test_refuse_run()');
   try {
-    const thread = await newThread();
+    const thread = await newThread(f);
     for (let i = 0; i < 3; i++) {
       const refused = await send(f, `refused-${i}`, { options: { labels: { explode: 'yes' } } }, thread);
       assert.is(refused.status, 500, JSON.stringify(refused.body));
@@ -93,7 +87,7 @@ test('a seal hands its slot to the thread\'s next run, even when it was the only
   let release!: () => void;
   scripts.set('hands-over', [{ type: 'text', text: 'first', hold: new Promise<void>((r) => (release = r)) }]);
   try {
-    const thread = await newThread();
+    const thread = await newThread(f);
     const first = await send(f, 'hands-over', {}, thread);
     await until(() => f.client.get(`/api/v1/runs/${first.body.run.id}`), (r) => r.body.status === 'running', 5000);
     const queued = await send(f, 'handed-over', {}, thread);
@@ -117,7 +111,7 @@ test('the host keeps its slot count: one run at a time on one slot, whoever clai
   const keys = ['slot-a', 'slot-b', 'slot-c', 'slot-d'];
   for (const key of keys) scripts.set(key, [{ type: 'text', text: key, hold: new Promise<void>((r) => releases.push(r)) }]);
   const runs: string[] = [];
-  for (const key of keys) runs.push((await send(f, key, {}, await newThread())).body.run.id as string);
+  for (const key of keys) runs.push((await send(f, key, {}, await newThread(f))).body.run.id as string);
   const runningNow = async () => (await query<{ n: number }>(f.db.url, `select count(*)::int as n from runs where id = any($1) and status = 'running'`, [runs]))[0]!.n;
   for (let i = 0; i < keys.length; i++) {
     await until(runningNow, (n) => n === 1, 5000);

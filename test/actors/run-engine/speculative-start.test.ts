@@ -16,7 +16,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { query } from '../../support/database.js';
 import { freePort } from '../../support/ports.js';
-import { keyedScript, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
+import { keyedScript, newThread, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 import type { ModelScript } from '../../../bench/model-server.js';
 
 const test = suite('actors/run-engine/speculative-start');
@@ -31,12 +31,6 @@ test.before(async () => {
 test.after(async () => {
   await f?.stop();
 });
-
-async function newThread(): Promise<string> {
-  const thread = await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {});
-  assert.is(thread.status, 201);
-  return thread.body.id as string;
-}
 
 /** The model requests whose messages mention `key`. */
 const requestsFor = (key: string) => f.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(key));
@@ -63,7 +57,7 @@ async function assistantTexts(runId: string): Promise<string[]> {
 }
 
 test('the model is asked while the statement waits for the thread; the committed run adopts that request', async () => {
-  const thread = await newThread();
+  const thread = await newThread(f);
   // The thread's first input (its empty history known from its creation here), then its second
   // (the history the first run's seal left, remembered here).
   for (const [n, key] of [[1, 'spec-first-input'], [2, 'spec-second-input']] as const) {
@@ -91,7 +85,7 @@ test('the model is asked while the statement waits for the thread; the committed
 });
 
 test('a history that grew elsewhere: the speculated attempt is cancelled, the run asks again with the history it committed', async () => {
-  const thread = await newThread();
+  const thread = await newThread(f);
   const key = 'spec-history-grew';
   let answerSpeculated!: () => void;
   scripts.set(key, [
@@ -125,7 +119,7 @@ test('a history that grew elsewhere: the speculated attempt is cancelled, the ru
 });
 
 test('a replayed Idempotency-Key starts no run: its speculation is dropped and nothing is written', async () => {
-  const thread = await newThread();
+  const thread = await newThread(f);
   const key = 'spec-replayed-key';
   scripts.set(key, [{ type: 'text', text: 'the only answer' }, { type: 'text', text: 'a second answer' }]);
   const body = { agent_id: f.agentId, payload: { content: [{ type: 'text', text: key }] } };
@@ -151,7 +145,7 @@ async function speculations(): Promise<{ adopted: number; discarded: number }> {
 
 test('concurrent inputs on shared threads: every input one run with one answer, each in its thread\'s history once', async () => {
   const before = await speculations();
-  const threads = await Promise.all(Array.from({ length: 4 }, () => newThread()));
+  const threads = await Promise.all(Array.from({ length: 4 }, () => newThread(f)));
   const keys: Array<{ thread: string; key: string }> = [];
   for (const [t, thread] of threads.entries()) for (let i = 0; i < 6; i++) keys.push({ thread, key: `spec-load-${t}-${i}` });
   for (const { key } of keys) scripts.set(key, [{ type: 'text', text: `reply ${key}` }]);
