@@ -449,7 +449,9 @@ function enqueueStepByStep(
       }
       if (!run && entry.delivery === 'steer' && thread.current_run_id !== null) {
         const current = await getRunById(tx, thread.current_run_id);
-        if (current?.status === 'running') await tx.query('select pg_notify($1, $2)', [CHANNEL_STEER, current.id]);
+        // An accepted run is notified too, as the one-statement path does: a worker's claim
+        // that did not see this entry reads no steer entries at the run's start (claimRuns).
+        if (current?.status === 'running' || current?.status === 'accepted') await tx.query('select pg_notify($1, $2)', [CHANNEL_STEER, current.id]);
       }
       const read = reading ? await reading : null;
       const value = { entry, run, thread: read ?? (await threadForResponse(tx, thread)) };

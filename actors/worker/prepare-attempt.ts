@@ -72,9 +72,17 @@ export async function prepareAttempt(services: Services, models: ModelSources, r
   };
 }
 
-/** The run's history when the claim did not hand it over: what this process holds of it, and the rest read. */
+/**
+ * The run's history when the claim did not hand it over: what this process holds of it, and the
+ * rest read. A held prefix of exactly history_start messages IS that history, with no read: a
+ * thread's history only grows at its end (HistoryPrefixes), so its first history_start messages
+ * are what they were when the run started. The common case for a worker that sealed the thread's
+ * previous run (the seal remembers what it appended).
+ */
 async function readHistory(services: Services, run: RunRow): Promise<JsonArrayText | null> {
-  const history = await getThreadHistoryText(services.pool, run.workspace_id, run.thread_id, services.histories.get(run.thread_id));
+  const held = services.histories.get(run.thread_id);
+  if (held !== undefined && held.count === run.history_start) return new JsonArrayText(held.text, held.count);
+  const history = await getThreadHistoryText(services.pool, run.workspace_id, run.thread_id, held);
   if (history) services.histories.remember(run.thread_id, history);
   return history;
 }

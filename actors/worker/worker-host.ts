@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type JsonArray, type JsonArrayText, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
+import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type ClaimedRun, type JsonArray, type JsonArrayText, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
 import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext, type LocalClaim, type LocalRunHost } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
@@ -211,14 +211,16 @@ export class WorkerHost implements Stoppable, LocalRunHost {
     // waiting for the NOTIFY and the next claim. The slot invariant holds either way: running +
     // reserved + claimingFor never exceeds slots, because the claim asks for `ask` slots only.
     const ask = this.services.role === 'all' && free > 1 ? free - 1 : free;
-    let claimed: RunRow[];
+    let claimed: ClaimedRun[];
     this.claimingFor = ask;
     try {
       claimed = await claimRuns(this.services.pool, this.id, ask, worker.authority_seconds, () => newId(ID_PREFIX.attempt));
     } finally {
       this.claimingFor = 0;
     }
-    for (const run of claimed) this.host(run, false);
+    // A run claimed with no steer entry pending reads none at its start, as one started on an
+    // idle thread does: the NOTIFY of each steer committed since names it (claimRuns).
+    for (const { run, steerPending } of claimed) this.host(run, false, undefined, !steerPending);
     // Every slot asked for taken: there may be more, and runs accepted from now on find no room.
     if (claimed.length === ask) {
       this.again = true;

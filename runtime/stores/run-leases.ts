@@ -8,12 +8,22 @@ import { HELD_WORKER_LOCKS_SQL, lostWorkerSql } from './worker-sessions.js';
 // lease was lost (expired and handed to another attempt, or the run was sealed): the host must
 // abort the attempt at once and write nothing more.
 
+/** A run a claim took, and whether its thread had steer entries pending in the claim's snapshot. */
+export interface ClaimedRun {
+  readonly run: RunRow;
+  readonly steerPending: boolean;
+}
+
 /**
  * Claims up to `limit` accepted runs for this worker. FOR UPDATE SKIP LOCKED lets concurrent
  * workers claim disjoint runs without waiting on each other; each claim opens an attempt
  * (attempts + 1, a fresh attempt id that fences the previous attempt's writes) with a lease.
+ * `steerPending`: a steer entry of the run's thread committed before the statement's snapshot;
+ * one committed after it announces itself by a NOTIFY naming the run (the inbox notifies a
+ * steer for an accepted run as for a running one), which the worker keeps until the run is
+ * hosted (WorkerHost.noteEarlySteer) — so a run claimed without one needs no steer read.
  */
-export async function claimRuns(db: Queryable, workerId: string, limit: number, leaseSeconds: number, attemptIdFor: () => string): Promise<RunRow[]> {
+export async function claimRuns(db: Queryable, workerId: string, limit: number, leaseSeconds: number, attemptIdFor: () => string): Promise<ClaimedRun[]> {
   if (limit <= 0) return [];
   const ids = Array.from({ length: limit }, attemptIdFor);
   const result = await db.query(
@@ -30,10 +40,11 @@ export async function claimRuns(db: Queryable, workerId: string, limit: number, 
      ), attempt_rows as (
        insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, $1 from claimed
      )
-     select * from claimed`,
+     select c.*, exists (select 1 from inbox_entries e where e.thread_id = c.thread_id and e.status = 'pending' and e.delivery = 'steer') as steer_pending
+       from claimed c`,
     [workerId, limit, leaseSeconds, ids],
   );
-  return result.rows.map(mapRun);
+  return result.rows.map(({ steer_pending, ...row }) => ({ run: mapRun(row), steerPending: steer_pending === true }));
 }
 
 /**

@@ -26,7 +26,7 @@ async function claimedRun() {
   const posted = await send(f, 'hello', {}, thread);
   assert.is(posted.status, 201);
   const runId = posted.body.run.id as string;
-  const [run] = await claimRuns(f.service.services.pool, 'wrk_test', 50, 30, () => newId(ID_PREFIX.attempt)).then((rows) => rows.filter((r) => r.id === runId));
+  const [run] = await claimRuns(f.service.services.pool, 'wrk_test', 50, 30, () => newId(ID_PREFIX.attempt)).then((rows) => rows.map((c) => c.run).filter((r) => r.id === runId));
   assert.ok(run, 'the run was claimed');
   assert.is((await attemptRow(run.current_attempt_id!)).ended_at, null);
   return run;

@@ -44,7 +44,7 @@ test(`two workers claiming in batches of 7 concurrently claim each of ${RUNS} ac
       await Promise.all([0, 1, 2].map(async () => {
         for (let round = 0; ; round++) {
           const rows = await claimRuns(pool, name, 7, 30, () => newId(ID_PREFIX.attempt));
-          for (const r of rows) claimed.push({ worker: name, id: r.id, attempt: r.current_attempt_id! });
+          for (const { run: r } of rows) claimed.push({ worker: name, id: r.id, attempt: r.current_attempt_id! });
           if (round === 0) {
             if (++firstClaims === 6) releaseAll();
             await allFirstClaimed;

@@ -42,7 +42,7 @@ async function acceptedRun(): Promise<{ runId: string; entryId: string; threadId
   const threadId = (await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {})).body.id as string;
   const posted = await send(f, 'seal me', {}, threadId);
   assert.is(posted.status, 201);
-  const [claimed] = await claimRuns(pool, 'wrk_seal', 1, 30, () => newId(ID_PREFIX.attempt));
+  const claimed = (await claimRuns(pool, 'wrk_seal', 1, 30, () => newId(ID_PREFIX.attempt)))[0]?.run;
   assert.is(claimed!.id, posted.body.run.id);
   return { runId: claimed!.id, entryId: posted.body.entry.id, threadId, attemptId: claimed!.current_attempt_id!, run: { id: claimed!.id, source_entry_id: claimed!.source_entry_id, thread_id: threadId } };
 }
