@@ -49,6 +49,8 @@ export class LiveTail {
   private flushing: Promise<void> = Promise.resolve();
   /** The last tail snapshot written (not awaited by the next publish: the bus keeps their order). */
   private tailWrite: Promise<unknown> = Promise.resolve();
+  /** Batches dispatched whose reply is not settled yet (the pipelined path). */
+  private unsettled = 0;
   /** A dispatch is due at the tick's end (setImmediate). */
   private scheduled = false;
   /** A dispatch is due at once (process.nextTick), for an urgent batch. */
@@ -248,7 +250,12 @@ export class LiveTail {
     const view = this.snapshotRows();
     const args = this.args;
     const answered = this.publishBatch(batch.map((b) => b.event), urgent);
-    this.flushing = this.flushing.then(async () => this.settle(batch, view, args, await answered));
+    this.unsettled++;
+    this.flushing = this.flushing.then(async () => {
+      const answer = await answered;
+      this.unsettled--;
+      return this.settle(batch, view, args, answer);
+    });
   }
 
   /** Publishes, anchoring first when no anchor was sent yet; never rejects (a failure answers nulls). */
@@ -284,6 +291,12 @@ export class LiveTail {
     // The arguments progress as of this batch, with the id of its event when the batch holds it.
     const at = args ? batch.findIndex((b) => b.event === (args.event as unknown)) : -1;
     const argsSnapshot = args ? { ...args, stream: at >= 0 ? (ids[at] ?? null) : args.stream } : args;
+    // A later batch already left: its settle (next, in dispatch order) writes a snapshot that
+    // covers this batch's events too, so this one would be overwritten unread by anyone who
+    // could not as well read the earlier one — skipped. The stored snapshot stays a consistent
+    // pair either way (items as of its batch, its batch's last id); the last batch of a burst
+    // always writes, so flush() still ends with a snapshot of everything emitted.
+    if (this.unsettled > 0) return;
     this.tailWrite = this.bus.setTail({ run_id: this.runId, attempt: this.attempt, items: view, last_stream_id: ids[ids.length - 1] ?? null, arguments: argsSnapshot });
   }
 

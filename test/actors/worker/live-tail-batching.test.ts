@@ -123,6 +123,39 @@ test("a batch leaves without waiting for the previous batch's reply; snapshots s
   assert.is(rows[0]?.first_stream_id, ids[0]);
 });
 
+test('a batch whose successor already left writes no snapshot of its own: the successor\'s covers it (one snapshot per burst)', async () => {
+  const { bus, release } = heldBus();
+  const snapshots: Array<string | null> = [];
+  const setTail = bus.setTail.bind(bus);
+  bus.setTail = (snapshot) => {
+    snapshots.push(snapshot.last_stream_id);
+    return setTail(snapshot);
+  };
+  const tail = new LiveTail(bus, 'run_5', 'thr_5', 1);
+  tail.started(0, { id: 'itm_a', kind: 'message', content: { role: 'assistant', text: '' } });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tail.delta(0, { text: 'a' });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  tail.delta(0, { text: 'b' });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  // Three batches out, none answered: settled in order, only the last writes its snapshot
+  // (after the anchor's, "nothing yet at 0-0", which the first publish carries).
+  release();
+  await tail.flush();
+  const ids = (await bus.read('thr_5', '0-0', 100)).records.map((r) => r.id);
+  assert.equal(snapshots, ['0-0', ids[2]]);
+  const snapshot = await bus.getTail('run_5');
+  assert.equal(snapshot?.items.map((i) => [i.first_stream_id, i.last_stream_id, (i.content as { text: string }).text]), [[ids[0], ids[2], 'ab']]);
+  // A batch alone (its predecessors answered) writes its own.
+  tail.delta(0, { text: 'c' });
+  const flushed = tail.flush();
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  release();
+  await flushed;
+  assert.is(snapshots.length, 3);
+  assert.is(((await bus.getTail('run_5'))?.items[0]?.content as { text: string } | undefined)?.text, 'abc');
+});
+
 test('an answer that arrives after the attempt was discarded writes no snapshot', async () => {
   const { bus, release } = heldBus();
   const tail = new LiveTail(bus, 'run_4', 'thr_4', 1);
