@@ -10,6 +10,7 @@ import { cpus } from 'node:os';
 const ROOT = 'dist/test';
 const FILE_TIMEOUT_MS = Number(process.env.SVC_TEST_FILE_TIMEOUT_MS ?? 240_000);
 const PARALLEL = Number(process.env.SVC_TEST_PARALLEL ?? Math.max(2, cpus().length + 1));
+const EXIT_GRACE_MS = Number(process.env.SVC_TEST_EXIT_GRACE_MS ?? 20_000);
 
 function collect(dir) {
   const out = [];
@@ -29,14 +30,29 @@ function runFile(file) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    // uvu prints its totals (ending with Duration) once every suite of the file has run: the
+    // verdict is known. A file still alive EXIT_GRACE_MS later holds handles nobody closes (a
+    // `before` hook that failed half-way leaves its fixture's servers open, its `after` having
+    // nothing to stop): killed then, not at the file timeout, and counted failed as before.
+    let grace = null;
+    const onData = (d) => {
+      output += d;
+      if (grace === null && /Duration:\s+[\d.]+/.test(output)) {
+        grace = setTimeout(() => {
+          output += `\n[run-tests] ${file} printed its totals but did not exit within ${EXIT_GRACE_MS} ms (open handles); killed\n`;
+          child.kill('SIGKILL');
+        }, EXIT_GRACE_MS);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     const timer = setTimeout(() => {
       output += `\n[run-tests] ${file} timed out after ${FILE_TIMEOUT_MS} ms; killed\n`;
       child.kill('SIGKILL');
     }, FILE_TIMEOUT_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (grace !== null) clearTimeout(grace);
       const num = (label) => {
         const m = output.match(new RegExp(`${label}:\\s+(\\d+)`));
         return m ? Number(m[1]) : undefined;
