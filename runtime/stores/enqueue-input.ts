@@ -71,13 +71,17 @@ const ENQUEUE_SQL = `with g as (
      ), x as (
        select fingerprint, state, locked_until < now() as stale, status_code, response_body from idempotency_keys
        where $24::text is not null and workspace_id = $25::text and principal_id = $26::text and method = $27::text and route = $28::text and key = $29::text
-     ), t as (
+     ), tu as (
        update threads set next_position = next_position + 1,
          current_run_id = coalesce(current_run_id, $12::text),
          updated_at = case when current_run_id is null then now() else updated_at end,
          version = case when current_run_id is null then version + 1 else version end
        where workspace_id = $1 and id = $2 and (select locked from g) and not exists (select 1 from x)
        returning ${STATE_COLUMNS}, current_run_id = $12::text as started, case when message_count > 0 and message_count <> $23::int then message_history end as history
+     ), t as (
+       -- The thread's row without its history: to_jsonb(t) would copy the whole history into
+       -- the JSON it then drops it from (twice: the key's record and the answer).
+       select ${STATE_COLUMNS}, started from tu
      ), e as (
        insert into inbox_entries (id, workspace_id, thread_id, kind, delivery, status, position, payload, options, agent_id, agent_revision_id, principal_id, origin_run_id, request_key, assigned_run_id, child_run_id)
        select $3::text, $1::text, t.id, $4::text, $5::text, case when t.started then 'assigned' else 'pending' end, t.next_position - 1, $6::jsonb, $7::jsonb,
@@ -97,16 +101,16 @@ const ENQUEUE_SQL = `with g as (
      ), k as (
        insert into idempotency_keys (workspace_id, principal_id, method, route, key, fingerprint, state, status_code, response_body, expires_at)
        select $25::text, $26::text, $27::text, $28::text, $29::text, $30::text, 'completed', $32::int,
-         jsonb_build_object('${STORED_ROWS}', jsonb_build_object('thread', to_jsonb(t) - 'history' - 'started', 'entry', to_jsonb(e), 'run', to_jsonb(r)))::text,
+         jsonb_build_object('${STORED_ROWS}', jsonb_build_object('thread', to_jsonb(t) - 'started', 'entry', to_jsonb(e), 'run', to_jsonb(r)))::text,
          now() + make_interval(secs => $31::double precision)
        from t cross join e left join r on true where $24::text is not null
      )
      select (select locked from g) as key_locked,
        (select to_jsonb(x) from x) as key_existing,
-       case when t.id is null then null else to_jsonb(t) - 'history' - 'started' end as thread,
-       ${historyAfterSql('t.history', 't.message_count', '$23::int')} as history,
+       case when t.id is null then null else to_jsonb(t) - 'started' end as thread,
+       ${historyAfterSql('tu.history', 't.message_count', '$23::int')} as history,
        case when e.id is null then null else to_jsonb(e) end as entry, case when r.id is null then null else to_jsonb(r) end as run
-     from (select) one left join t on true left join e on true left join r on true
+     from (select) one left join t on true left join tu on true left join e on true left join r on true
        left join lateral (select pg_notify($18::text, r.id) where $19::text is null and r.id is not null and $18::text is not null) accepted on true
        left join lateral (
          select pg_notify($22::text, cr.id) from runs cr
