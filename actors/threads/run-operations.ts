@@ -108,7 +108,8 @@ class SealFencedOut extends Error {
  * `finalStep` commits first under the thread lock (the attempt's final step).
  *
  * Round trips (the pool pipelines, runtime/db/transaction.ts): (1) BEGIN, the thread row lock
- * and the final step's fenced pointer move; (2) the step's rows, the seal and everything the
+ * and the final step's fence (its pointer move; for a run that ends, the run's row locked under
+ * the attempt, the step's columns then written by the seal's update: SealChange.ending_step); (2) the step's rows, the seal and everything the
  * seal implies that needs no answer from it — issued in the order of the statements they
  * replace, so what each statement reads is unchanged; (3) COMMIT. Those statements are issued
  * before the seal's answer says whether it matched: when it did not (fenced out), they are
@@ -259,8 +260,8 @@ interface CommittingSeal {
  * statement is fenced whole: the entry and the thread change only when the seal matched (this
  * attempt's run, unsealed). Fenced out, it writes nothing and the seal answers undefined, as
  * the three-round-trip path does — with one difference a final step makes: its rows, issued
- * before, are a step commit fenced by its own pointer move; and that move (round trip 1) left
- * the run's row locked FOR UPDATE under this attempt, so the seal cannot miss after it. A
+ * before, are a step commit fenced by its own pointer move or lock; and that statement (round
+ * trip 1) left the run's row locked FOR UPDATE under this attempt, so the seal cannot miss after it. A
  * statement that fails aborts the transaction and the COMMIT answers ROLLBACK, as ever.
  * Nothing else is issued: the caller checked that no queued entry waits (so no next run), no
  * webhook wants the status, no seal hook and no parent (a subagent thread) is concerned.

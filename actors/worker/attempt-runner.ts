@@ -330,14 +330,18 @@ export class AttemptRunner {
 
   private async seal(message: DoneMessage, history: unknown[]): Promise<void> {
     const status = message.outcome === 'handoff' ? 'failed' : message.outcome;
-    const change = { status, output: message.output ?? null, failure: message.failure ?? null, wait_reason: message.wait_reason ?? null, pending: message.pending ?? null, usage: message.usage };
     let retried = false;
     const step = this.finalStep;
     this.finalStep = null;
     const release = (t: import('pg').PoolClient, k: string): Promise<void> => this.releaseCheckpoint(t, k);
     // A run that ends is never continued: its last step stores no checkpoint and releases the
-    // one it had (commitEndingStepIn). A waiting run's checkpoint is its successor's start.
+    // one it had (commitEndingStepIn); the seal's update writes the step's columns (ending_step).
+    // A waiting run's checkpoint is its successor's start.
     const ending = status === 'completed' || status === 'failed' || status === 'cancelled';
+    const change = {
+      status, output: message.output ?? null, failure: message.failure ?? null, wait_reason: message.wait_reason ?? null, pending: message.pending ?? null, usage: message.usage,
+      ...(step && ending ? { ending_step: { next_ordinal: step.nextOrdinal } } : {}),
+    };
     // Else the checkpoint object first: the pointer that the seal's transaction moves to it must
     // never name a missing object.
     const key = step && !ending ? await this.persist(() => writeCheckpoint(this.context.services, step)) : null;

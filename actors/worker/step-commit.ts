@@ -1,11 +1,11 @@
 import {
   backgroundLane,
-  commitEndingStepPointer,
   commitStepPointer,
   deferToCommit,
   INLINE_CHECKPOINT_PREFIX,
   insertInlineCheckpoint,
   isInlineCheckpointKey,
+  lockEndingStep,
   insertItems,
   markIncorporated,
   withTransaction,
@@ -83,13 +83,14 @@ export async function commitStepIn(tx: import('pg').PoolClient, step: StepCommit
 
 /**
  * The last step of a run that ends (completed, failed, cancelled), in its seal's transaction:
- * its items, usage and display position commit as commitStepIn's do (RUNS.md 3: in one
- * transaction, fenced by the attempt), but its checkpoint is not stored — nothing continues an
- * ended run — and the checkpoint the run pointed to is released with the pointer cleared, so an
- * ended run keeps no checkpoint at all (no row, no object).
+ * its items commit as commitStepIn's do (RUNS.md 3: in one transaction, fenced by the attempt:
+ * lockEndingStep holds the run's row), its next ordinal and display position with the seal's
+ * own update (the seal's change carries `ending_step`), but its checkpoint is not stored —
+ * nothing continues an ended run — and the checkpoint the run pointed to is released with the
+ * pointer cleared, so an ended run keeps no checkpoint at all (no row, no object).
  */
 export async function commitEndingStepIn(tx: import('pg').PoolClient, step: StepCommit, onReplaced: (tx: import('pg').PoolClient, key: string) => Promise<void>): Promise<boolean> {
-  const moved = await commitEndingStepPointer(tx, step.runId, step.attemptId, { next_ordinal: step.nextOrdinal, usage: step.usage });
+  const moved = await lockEndingStep(tx, step.runId, step.attemptId);
   if (!moved) return false;
   deferToCommit(tx, () => insertItems(tx, step.runId, step.items));
   deferToCommit(tx, () => markIncorporated(tx, step.threadId, step.incorporatedEntryIds, step.runId, step.seq));

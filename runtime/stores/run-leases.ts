@@ -110,29 +110,17 @@ export async function commitStepPointer(
 
 /**
  * The last step of a run that ends (completed, failed, cancelled), in its seal's transaction:
- * next ordinal, usage and display position move as for any step, fenced by the attempt (the
- * owned row is locked to the end of the transaction, so the seal after it cannot miss), but no
- * checkpoint is stored — an ended run is never continued (a waiting one keeps its checkpoint
- * for its successor) — and the pointer is cleared: returns the key it named (for its release in
- * the same transaction), or undefined when fenced out.
+ * the fence of that step — the owned row locked (to the end of the transaction, so the seal after
+ * it cannot miss) while this attempt holds the run — and the checkpoint key it points to, for its
+ * release in the same transaction. The step's columns (next ordinal, display position, the
+ * pointer cleared: an ended run is never continued, so no checkpoint is stored) are written by
+ * the seal's own update (SealChange.ending_step): one new version of the run's row, not two.
+ * Undefined when fenced out.
  */
-export async function commitEndingStepPointer(
-  db: Queryable,
-  runId: string,
-  attemptId: string,
-  step: { next_ordinal: number; usage: object },
-): Promise<{ previous_key: string | null } | undefined> {
+export async function lockEndingStep(db: Queryable, runId: string, attemptId: string): Promise<{ previous_key: string | null } | undefined> {
   const result = await db.query<{ checkpoint_key: string | null }>(
-    `with owned as (
-       select checkpoint_key from runs where id = $1 and current_attempt_id = $4 and status = 'running' for update
-     ), moved as (
-       update runs set checkpoint_key = null, next_ordinal = $2::int, usage = $3, display_position = ($2::int)::text,
-              updated_at = now(), version = version + 1
-         from owned where runs.id = $1
-       returning 1
-     )
-     select owned.checkpoint_key from owned where exists (select 1 from moved)`,
-    [runId, step.next_ordinal, JSON.stringify(step.usage), attemptId],
+    `select checkpoint_key from runs where id = $1 and current_attempt_id = $2 and status = 'running' for update`,
+    [runId, attemptId],
   );
   const row = result.rows[0];
   return row ? { previous_key: row.checkpoint_key } : undefined;
@@ -145,6 +133,11 @@ export interface SealChange {
   wait_reason?: string | null;
   pending?: object | null;
   usage: object;
+  /**
+   * The run's last step, committed with this seal (lockEndingStep fenced it): its next ordinal
+   * and display position, and the checkpoint pointer cleared — set by the seal's update.
+   */
+  ending_step?: { next_ordinal: number };
 }
 
 /**
@@ -162,12 +155,16 @@ export async function sealRun(db: Queryable, runId: string, attemptId: string | 
 
 /**
  * The seal's two CTEs, `sealed` and `ended` ($1 run, $2 attempt or null, $3–$8 the change,
- * $9 the history's end): shared by sealRun and sealReleasingThread (seal-release.ts).
+ * $9 the history's end, $10 the ending step's next ordinal or null): shared by sealRun and
+ * sealReleasingThread (seal-release.ts).
  */
 export const SEAL_CTES = `sealed as (
        update runs set status = $3, output = $4, failure = $5, wait_reason = $6, pending = $7, usage = $8, usage_at_seal = $8,
               sealed_at = coalesce(sealed_at, now()), updated_at = now(), version = version + 1, lease_owner = null, lease_expires_at = null,
-              history_end = coalesce($9::int, history_end)
+              history_end = coalesce($9::int, history_end),
+              next_ordinal = coalesce($10::int, next_ordinal),
+              display_position = case when $10::int is null then display_position else ($10::int)::text end,
+              checkpoint_key = case when $10::int is null then checkpoint_key end
         where id = $1 and ($2::text is null or current_attempt_id = $2)
           and ((sealed_at is null and status in ('accepted', 'running'))
                -- the one exception: a waiting run nobody resumed may be cancelled, freeing its thread
@@ -181,9 +178,9 @@ export const SEAL_CTES = `sealed as (
 const SEAL_RUN_SQL = `with ${SEAL_CTES}
      select * from sealed`;
 
-/** $1–$9 of SEAL_CTES. */
+/** $1–$10 of SEAL_CTES. */
 export function sealValues(runId: string, attemptId: string | null, change: SealChange, historyEnd?: number): unknown[] {
-  return [runId, attemptId, change.status, change.output === undefined ? null : JSON.stringify(change.output), change.failure ? JSON.stringify(change.failure) : null, change.wait_reason ?? null, change.pending ? JSON.stringify(change.pending) : null, JSON.stringify(change.usage), historyEnd ?? null];
+  return [runId, attemptId, change.status, change.output === undefined ? null : JSON.stringify(change.output), change.failure ? JSON.stringify(change.failure) : null, change.wait_reason ?? null, change.pending ? JSON.stringify(change.pending) : null, JSON.stringify(change.usage), historyEnd ?? null, change.ending_step?.next_ordinal ?? null];
 }
 
 /**

@@ -6,13 +6,13 @@ import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
 
 /** The thread's release: the run's messages appended (the message_count trigger fires only when message_history is set), or not. */
 const releaseSql = (append: boolean): string => `with ${SEAL_CTES}, finished as (
-       update inbox_entries set version = version + 1, status = $11, failure = coalesce($5::jsonb, failure), finished_at = coalesce(finished_at, now())
-        where id = $10 and exists (select 1 from sealed) returning *
+       update inbox_entries set version = version + 1, status = $12, failure = coalesce($5::jsonb, failure), finished_at = coalesce(finished_at, now())
+        where id = $11 and exists (select 1 from sealed) returning *
      ), freed as (
-       update threads set ${append ? 'message_history = message_history || $13::jsonb, ' : ''}current_run_id = null, last_run_id = $1, updated_at = now(), version = version + 1
-        where id = $12 and exists (select 1 from sealed) returning ${STATE_COLUMNS}
+       update threads set ${append ? 'message_history = message_history || $14::jsonb, ' : ''}current_run_id = null, last_run_id = $1, updated_at = now(), version = version + 1
+        where id = $13 and exists (select 1 from sealed) returning ${STATE_COLUMNS}
      )
-     select s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $14::boolean then $13::jsonb::text end as appended_text' : ''} from sealed s`;
+     select s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $15::boolean then $14::jsonb::text end as appended_text' : ''} from sealed s`;
 const RELEASE_APPENDING_SQL = releaseSql(true);
 const RELEASE_SQL = releaseSql(false);
 

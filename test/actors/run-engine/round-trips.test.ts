@@ -59,6 +59,11 @@ test('an inbox POST is one statement in one round trip and claims its run; a sea
     // The seal records the history's end itself (no statement measures it after the append).
     const [ends] = await query<{ history_start: number; history_end: number; message_count: number }>(counted.db.url, 'select r.history_start, r.history_end, t.message_count from runs r join threads t on t.id = r.thread_id where r.id = $1', [runId]);
     assert.equal(ends, { history_start: 2 * i, history_end: 2 * i + 2, message_count: 2 * i + 2 });
+    // The final step's columns are written by the seal's own update (SealChange.ending_step):
+    // the next ordinal past the run's items, the display position with it, no checkpoint kept.
+    const [row] = await query<{ next_ordinal: number; display_position: string; checkpoint_key: string | null; past_last: number }>(counted.db.url, 'select r.next_ordinal, r.display_position, r.checkpoint_key, (select max(i.ordinal) + 1 from run_items i where i.run_id = r.id) as past_last from runs r where r.id = $1', [runId]);
+    assert.ok(row!.past_last >= 2, JSON.stringify(row));
+    assert.equal(row, { next_ordinal: row!.past_last, display_position: String(row!.past_last), checkpoint_key: null, past_last: row!.past_last });
     const posts = having(transactions, 'insert into inbox_entries');
     assert.is(posts.length, 1, 'the POST is one transaction');
     assert.is(posts[0]!.round_trips, 1, JSON.stringify(posts[0]));
