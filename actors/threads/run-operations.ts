@@ -23,6 +23,8 @@ import {
   type ThreadState,
   historyAfter,
   type HistoryPrefixes,
+  insertItems,
+  type RunItem,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_CANCEL, LocalClaims, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
@@ -91,6 +93,13 @@ export interface FinalStepCommit {
   commit(tx: pg.PoolClient): Promise<boolean>;
   /** The pending steer entries the step marks incorporated (by a statement issued after its pointer's answer). */
   readonly incorporated: readonly string[];
+  /**
+   * A step with no fence of its own (`commit` writes nothing): its items, inserted by the seal's
+   * own statement when it seals (sealReleasingThread), or — on the longer path, which reads the
+   * seal's answer before its COMMIT — by a statement before it that rolls back with a fenced-out
+   * seal. The run's other step columns are the seal's (SealChange.ending_step).
+   */
+  readonly items?: readonly RunItem[];
 }
 
 /** The seal matched no row (its attempt was fenced out): everything issued with it rolls back. */
@@ -167,11 +176,13 @@ export function sealAndAdvance(
       if (stepping && !(await stepping)) return undefined;
       const pending = pendingRead ? await pendingRead : undefined;
       if (pending === null && thread.origin !== 'subagent' && !context.sealHooks.some((hook) => !hook.concerns || hook.concerns(thread, change.status))) {
-        return sealWithCommit(tx, run, attemptId!, change, history, thread, events, context.services.histories);
+        return sealWithCommit(tx, run, attemptId!, change, history, thread, events, context.services.histories, finalStep?.items);
       }
       const idle = change.status !== 'waiting';
       // The history the run leaves is the thread's (message_count, read under the lock) plus
       // what the seal appends: recorded by the seal itself, not measured by a statement after.
+      // A folded final step's items: rolled back with the seal if it is fenced out (SealFencedOut).
+      const inserting = finalStep?.items ? inFlight(insertItems(tx, run.id, finalStep.items)) : null;
       const sealing = inFlight(sealRun(tx, run.id, attemptId, change, thread.message_count + history.length));
       // The input is finished with its run; a waiting run keeps its entry assigned for the
       // successor. (sealRun writes change.failure as the run's failure.)
@@ -197,7 +208,7 @@ export function sealAndAdvance(
       events.run(done);
       const entry = finishing ? await finishing : null;
       if (entry) events.entry(entry);
-      await Promise.all([appending, announcing]);
+      await Promise.all([appending, announcing, inserting]);
       let after = idle ? await freeing! : (await rereading!)!;
       let changedAfter = false;
       // Children start with the wait that needs them, and a child's end is announced to its
@@ -275,6 +286,7 @@ function sealWithCommit(
   thread: ThreadState,
   events: ThreadEvents,
   histories: HistoryPrefixes,
+  items?: readonly RunItem[],
 ): CommittingSeal {
   // The history the seal leaves, for this process's HistoryPrefixes when it holds exactly the
   // history before the run's messages (message_count, read under the thread lock): the next
@@ -282,7 +294,7 @@ function sealWithCommit(
   // (SpeculativeAttempt). Remembered only after the COMMIT (sealAndAdvance).
   const held = history.length > 0 ? histories.get(thread.id) : undefined;
   const before = thread.message_count === 0 ? undefined : held?.count === thread.message_count ? held : null;
-  const sealing = inFlight(sealReleasingThread(tx, run, attemptId, change, thread.message_count + history.length, history, before !== null));
+  const sealing = inFlight(sealReleasingThread(tx, run, attemptId, change, thread.message_count + history.length, history, before !== null, items));
   let appended: string | undefined;
   const committing = sealing.then((done) => {
     if (!done) return undefined; // fenced out: nothing was written

@@ -51,6 +51,12 @@ export class AttemptRunner {
   private readonly received: AttemptMessage[] = [];
   /** The run's last step, held back to commit in the seal's transaction. */
   private finalStep: StepCommit | null = null;
+  /**
+   * Whether the run may point to a checkpoint: it did when claimed, or a step of this attempt
+   * committed one since (only this attempt moves the pointer while it holds the run). An ending
+   * step then releases it (commitEndingStepIn); without one, it folds into the seal.
+   */
+  private checkpointed: boolean;
   private port: MessagePort | null = null;
   private lost = false;
 
@@ -92,6 +98,7 @@ export class AttemptRunner {
     private readonly speculation?: SpeculativeAttempt,
   ) {
     this.tail = new LiveTail(context.bus, run.id, run.thread_id, run.attempts);
+    this.checkpointed = run.checkpoint_key !== null;
     this.leaseMs = context.services.config.worker.authority_seconds * 1000;
   }
 
@@ -309,6 +316,7 @@ export class AttemptRunner {
   }
 
   private stepCommitted(step: StepCommit): void {
+    this.checkpointed = true;
     this.tail.markCommitted(step.nextOrdinal);
     this.run.usage = step.usage as RunRow['usage'];
     if (step.nextOrdinal - 1 >= PAGE_ITEMS) void packDisplayPages(backgroundLane(this.context.services.pool), this.context.services.objects, this.run.id).catch(() => undefined);
@@ -345,7 +353,13 @@ export class AttemptRunner {
     // Else the checkpoint object first: the pointer that the seal's transaction moves to it must
     // never name a missing object.
     const key = step && !ending ? await this.persist(() => writeCheckpoint(this.context.services, step)) : null;
-    const commitFinalStep = step && ending
+    // The common ending step — no steer entry to mark, no checkpoint of the run's to release —
+    // needs no statement of its own (no row lock, no separate insert): the seal's statement
+    // inserts its items, fenced with the seal (FinalStepCommit.items).
+    const folded = step && ending && !this.checkpointed && step.incorporatedEntryIds.length === 0;
+    const commitFinalStep = folded
+      ? { commit: async () => true, incorporated: [], items: step.items }
+      : step && ending
       ? { commit: (tx: import('pg').PoolClient) => commitEndingStepIn(tx, step, release), incorporated: step.incorporatedEntryIds }
       : step && key
         ? { commit: async (tx: import('pg').PoolClient) => (await commitStepIn(tx, step, key, release)).ok, incorporated: step.incorporatedEntryIds }

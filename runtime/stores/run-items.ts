@@ -31,15 +31,15 @@ export const mapItem = (row: Record<string, unknown>): RunItem => ({
  * The primary key (run_id, ordinal) refuses a second commit of an ordinal: committed items
  * never change again.
  */
-export async function insertItems(db: Queryable, runId: string, items: RunItem[]): Promise<void> {
-  if (items.length === 0) return;
-  await db.query(
-    `insert into run_items (run_id, ordinal, id, kind, state, content, content_refs, first_stream_id, last_stream_id, started_at, ended_at)
+/** The insert of a step's items ($1 the run, $2 the items as a JSON array): insertItems, and the seal's `step_items` (seal-release.ts). */
+export const INSERT_ITEMS_SELECT = `insert into run_items (run_id, ordinal, id, kind, state, content, content_refs, first_stream_id, last_stream_id, started_at, ended_at)
      select $1, x.ordinal, x.id, x.kind, x.state, x.content, x.content_refs, x.first_stream_id, x.last_stream_id, x.started_at, x.ended_at
        from jsonb_to_recordset($2::jsonb) as x(ordinal int, id text, kind text, state text, content jsonb, content_refs jsonb,
-            first_stream_id text, last_stream_id text, started_at timestamptz, ended_at timestamptz)`,
-    [runId, JSON.stringify(items)],
-  );
+            first_stream_id text, last_stream_id text, started_at timestamptz, ended_at timestamptz)`;
+
+export async function insertItems(db: Queryable, runId: string, items: readonly RunItem[]): Promise<void> {
+  if (items.length === 0) return;
+  await db.query(INSERT_ITEMS_SELECT, [runId, JSON.stringify(items)]);
 }
 
 /** Unpaged committed items in an ordinal range, ascending. */

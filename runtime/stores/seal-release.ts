@@ -1,11 +1,18 @@
 import type { Queryable } from '../db/index.js';
 import { mapEntry, type InboxEntry } from './inbox-entries.js';
 import { SEAL_CTES, sealValues, type SealChange } from './run-leases.js';
+import { INSERT_ITEMS_SELECT, type RunItem } from './run-items.js';
 import { mapRun, type RunRow } from './runs.js';
 import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
 
-/** The thread's release: the run's messages appended (the message_count trigger fires only when message_history is set), or not. */
-const releaseSql = (append: boolean): string => `with ${SEAL_CTES}, finished as (
+/**
+ * The thread's release: the run's messages appended (the message_count trigger fires only when
+ * message_history is set), or not; with the run's last step's items inserted (`itemsParam`, the
+ * parameter holding them as a JSON array), or not.
+ */
+const releaseSql = (append: boolean, itemsParam: number | null): string => `with ${SEAL_CTES}, ${itemsParam === null ? '' : `step_items as (
+       ${INSERT_ITEMS_SELECT.replace('$2::jsonb', `$${itemsParam}::jsonb`)} where exists (select 1 from sealed)
+     ), `}finished as (
        update inbox_entries set version = version + 1, status = $12, failure = coalesce($5::jsonb, failure), finished_at = coalesce(finished_at, now())
         where id = $11 and exists (select 1 from sealed) returning *
      ), freed as (
@@ -13,8 +20,10 @@ const releaseSql = (append: boolean): string => `with ${SEAL_CTES}, finished as 
         where id = $13 and exists (select 1 from sealed) returning ${STATE_COLUMNS}
      )
      select s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $15::boolean then $14::jsonb::text end as appended_text' : ''} from sealed s`;
-const RELEASE_APPENDING_SQL = releaseSql(true);
-const RELEASE_SQL = releaseSql(false);
+const RELEASE_APPENDING_SQL = releaseSql(true, null);
+const RELEASE_SQL = releaseSql(false, null);
+const RELEASE_APPENDING_ITEMS_SQL = releaseSql(true, 16);
+const RELEASE_ITEMS_SQL = releaseSql(false, 14);
 
 /**
  * The seal of a run that ends (completed, failed, cancelled) and frees its thread, in ONE
@@ -39,15 +48,23 @@ export async function sealReleasingThread(
    * as a read of the history, so the joined text is the one a read would return.
    */
   printAppended = false,
+  /**
+   * The run's last step's items, inserted by this statement when the seal matched (so they
+   * commit with it or not at all): a final step with no fence of its own (FinalStepCommit.items).
+   */
+  items?: readonly RunItem[],
 ): Promise<{ run: RunRow; entry: InboxEntry | null; thread: ThreadState; appendedText?: string } | undefined> {
   if (change.status === 'waiting') throw new Error('a waiting run does not release its thread');
   const append = history.length > 0;
+  const withItems = items !== undefined && items.length > 0;
   const values = [...sealValues(run.id, attemptId, change, historyEnd), run.source_entry_id, change.status === 'completed' ? 'completed' : 'failed', run.thread_id];
+  if (append) values.push(JSON.stringify(history), printAppended);
+  if (withItems) values.push(JSON.stringify(items));
   // The run's own columns come back as the row (a large row is cheaper as columns than as
   // jsonb); the entry and the thread as jsonb beside them. No row: the seal was fenced out.
   const result = await db.query<Record<string, unknown> & { released_entry: Record<string, unknown> | null; released_thread: Record<string, unknown> | null }>(
-    append ? RELEASE_APPENDING_SQL : RELEASE_SQL,
-    append ? [...values, JSON.stringify(history), printAppended] : values,
+    append ? (withItems ? RELEASE_APPENDING_ITEMS_SQL : RELEASE_APPENDING_SQL) : withItems ? RELEASE_ITEMS_SQL : RELEASE_SQL,
+    values,
   );
   const row = result.rows[0];
   if (!row) return undefined;

@@ -7,8 +7,10 @@
 //   entry, the run and its attempt, and the key's record (runtime/stores/enqueue-input.ts) —
 //   one round trip, one commit;
 // - the seal with its final step, when nothing waits behind it (no queued input, no webhook, no
-//   seal hook or parent concerned): (1) BEGIN + thread lock + fenced pointer move + the first
-//   pending entry's read, (2) the step's rows, the seal, entry, history and thread + COMMIT;
+//   seal hook or parent concerned): (1) BEGIN + thread lock + the first pending entry's read
+//   (+ the step's fence, a row lock, when the step has a steer entry to mark or a checkpoint to
+//   release), (2) the seal — with the step's items and columns —, entry, history and thread +
+//   COMMIT;
 //   a step committed on its own: (1) BEGIN + pointer move, (2) its rows + COMMIT;
 // - no claim statement at all in role all with a free slot: the POST's run insert claims the run
 //   for the local worker (attempt row included) in the same round trip, sends no NOTIFY, and
@@ -76,6 +78,11 @@ test('an inbox POST is one statement in one round trip and claims its run; a sea
     // seal and what it implies with the COMMIT.
     assert.is(seals[0]!.round_trips, 2, JSON.stringify(seals[0]));
     assert.ok(seals[0]!.statements.includes('commit'), 'the seal commits');
+    // The run's one step is its last and had no checkpoint before it: it needs no statement of
+    // its own — no row lock, no separate insert — its items are the seal statement's.
+    assert.not.ok(seals[0]!.statements.some((x) => x.includes("status = 'running' for update")), JSON.stringify(seals[0]!.statements));
+    assert.not.ok(seals[0]!.statements.some((x) => x.trimStart().startsWith('insert into run_items')), JSON.stringify(seals[0]!.statements));
+    assert.ok(seals[0]!.statements.some((x) => x.includes('step_items as (')), 'the items are inserted by the seal');
     // A step committed on its own: BEGIN + fenced pointer move, then its rows + COMMIT.
     for (const step of having(transactions, 'with owned as').filter((t) => !t.statements.some((x) => x.includes('with sealed as')))) assert.is(step.round_trips, 2, JSON.stringify(step));
     assert.ok(posts[0]!.statements.some((s) => s.includes('insert into run_attempts')), 'the POST claims its run');

@@ -82,4 +82,24 @@ test('a failed run with nothing to append: the entry fails with the run\'s failu
   assert.equal(await state(r.runId, r.entryId, r.threadId), { run: 'failed', entry: 'failed', current: null, last: r.runId, count: 0, attempt_outcome: 'failed' });
 });
 
+// A final step with no fence of its own (FinalStepCommit.items): its items and its step columns
+// (SealChange.ending_step) are the seal's, so they commit with it — or, fenced out, not at all.
+test('the last step folded into the seal: its items and next ordinal only when the seal matches', async () => {
+  const r = await acceptedRun();
+  const at = new Date().toISOString();
+  const items = [1, 2].map((ordinal) => ({ ordinal, id: `itm_fold_${ordinal}_${r.runId}`, kind: 'message', state: 'completed', content: { role: ordinal === 1 ? 'user' : 'assistant', text: `t${ordinal}` }, content_refs: {}, first_stream_id: null, last_stream_id: null, started_at: at, ended_at: at }));
+  const history = [{ role: 'user', content: 't1' }, { role: 'assistant', content: 't2' }];
+  const columns = async () => (await query<{ items: number; next_ordinal: number; display_position: string | null }>(f.db.url, 'select (select count(*)::int from run_items where run_id = $1) as items, next_ordinal, display_position from runs where id = $1', [r.runId]))[0]!;
+  const before = await columns();
+  // Fenced out, with and without messages to append: no item, no column changed.
+  assert.is(await sealReleasingThread(pool, r.run, 'att_not_the_owner', { status: 'completed', output: 'x', usage, ending_step: { next_ordinal: 3 } }, 2, history, false, items), undefined);
+  assert.is(await sealReleasingThread(pool, r.run, 'att_not_the_owner', { status: 'completed', output: 'x', usage, ending_step: { next_ordinal: 3 } }, 0, [], false, items), undefined);
+  assert.equal(await columns(), before);
+  const sealed = await sealReleasingThread(pool, r.run, r.attemptId, { status: 'completed', output: 'done', usage, ending_step: { next_ordinal: 3 } }, 2, history, false, items);
+  assert.is(sealed!.run.status, 'completed');
+  assert.equal(await columns(), { items: 2, next_ordinal: 3, display_position: '3' });
+  const rows = await query<{ ordinal: number; content: unknown }>(f.db.url, 'select ordinal, content from run_items where run_id = $1 order by ordinal', [r.runId]);
+  assert.equal(rows, items.map((i) => ({ ordinal: i.ordinal, content: i.content })));
+});
+
 test.run();
