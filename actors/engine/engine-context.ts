@@ -14,6 +14,12 @@ export type SealHook = ((tx: pg.PoolClient, sealed: RunRow, services: Services, 
    * trip fewer, sealAndAdvance); without this predicate every seal is taken to concern the hook.
    */
   readonly concerns?: (thread: ThreadState, status: string) => boolean;
+  /**
+   * `concerns` as SQL over the thread's row `t`, for a run of this status (null: never), so that
+   * the seal in one statement (sealInOneStatement) can decline for it. Without it, a seal never
+   * takes that path.
+   */
+  readonly concernedSql?: (status: string) => string | null;
 };
 
 /** What the thread operations and the worker host share in one process. */

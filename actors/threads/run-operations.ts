@@ -25,6 +25,7 @@ import {
   type HistoryPrefixes,
   insertItems,
   type RunItem,
+  sealInOneStatement,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_CANCEL, LocalClaims, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
@@ -129,7 +130,9 @@ class SealFencedOut extends Error {
  * The common seal — by an attempt (or a sweep, for it), the run ending (not waiting), no queued
  * input, no webhook for the run's status, no seal hook or parent concerned — is TWO round trips
  * (see sealWithCommit): (1) as above plus the first pending entry's read; (2) the seal, the
- * entry and the thread in one statement, with the COMMIT.
+ * entry and the thread in one statement, with the COMMIT. An attempt's seal (`historyStart`
+ * given) whose last step needs no statement of its own tries ONE statement first
+ * (sealOneStatement), which declines, writing nothing, whenever this path is needed.
  */
 export function sealAndAdvance(
   context: EngineContext,
@@ -139,12 +142,18 @@ export function sealAndAdvance(
   history: unknown[],
   inTransaction?: (tx: pg.PoolClient, sealed: RunRow) => Promise<void>,
   finalStep?: FinalStepCommit,
+  /** The run's history_start (an attempt's seal): allows the seal in one statement. */
+  historyStart?: number,
 ): Promise<RunRow | undefined> {
   return context.actors.run(run.thread_id, async () => {
     // Decided before the transaction from what no statement needs to tell: whether the seal can
     // commit with its own statements (the thread's part is decided under its lock, below).
     const mayCommitWithSeal = attemptId !== null && change.status !== 'waiting' && !inTransaction
       && (await subscriptionsWanting(context.services.caches, context.services.pool, run.workspace_id, `run.${change.status}`)).length === 0;
+    if (mayCommitWithSeal && historyStart !== undefined && (!finalStep || finalStep.items) && context.sealHooks.every((hook) => hook.concernedSql)) {
+      const oneStatement = await sealOneStatement(context, run, attemptId!, change, history, historyStart, finalStep?.items);
+      if (oneStatement !== 'declined') return oneStatement;
+    }
     const events = new ThreadEvents();
     /** Parents to tell at once, after the commit, that a child of theirs ended. */
     const parents: string[] = [];
@@ -254,6 +263,44 @@ export function sealAndAdvance(
     for (const parent of parents) deliverChildResultSoon(context, parent);
     return sealed;
   });
+}
+
+/**
+ * The common seal in one statement and one round trip (sealInOneStatement), tried first by
+ * sealAndAdvance when nothing known before it rules it out; 'declined' (nothing written) when
+ * the statement finds something must follow the release — the transaction path then seals.
+ * Inside the thread's actor, like the transaction path.
+ */
+async function sealOneStatement(
+  context: EngineContext,
+  run: Pick<RunRow, 'id' | 'workspace_id' | 'thread_id' | 'source_entry_id'>,
+  attemptId: string,
+  change: SealChange,
+  history: unknown[],
+  historyStart: number,
+  items: readonly RunItem[] | undefined,
+): Promise<RunRow | undefined | 'declined'> {
+  const concerned = context.sealHooks.map((hook) => hook.concernedSql!(change.status)).filter((sql): sql is string => sql !== null);
+  // As sealWithCommit: the appended messages are printed back only when this process holds the
+  // history before them (its length is history_start while the run is the thread's current one).
+  const histories = context.services.histories;
+  const held = history.length > 0 ? histories.get(run.thread_id) : undefined;
+  const before = historyStart === 0 ? undefined : held?.count === historyStart ? held : null;
+  const outcome = await sealInOneStatement(backgroundLane(context.services.pool), {
+    run, attemptId, change, historyStart, history, printAppended: before !== null, items,
+    concernedSql: concerned.length === 0 ? null : concerned.map((sql) => `(${sql})`).join(' or '),
+  });
+  if (outcome.declined) return 'declined';
+  const done = outcome.sealed;
+  if (!done) return undefined; // fenced out: nothing was written
+  if (before !== null && done.appendedText !== undefined) histories.remember(run.thread_id, historyAfter(before, done.appendedText, historyStart + history.length));
+  const events = new ThreadEvents();
+  events.run(done.run);
+  if (done.entry) events.entry(done.entry);
+  events.thread(done.thread);
+  await events.publish(context, run.thread_id);
+  await context.bus.clearTail(run.id);
+  return done.run;
 }
 
 /** The last statement of a seal that needs nothing after it (sealAndAdvance): the COMMIT follows at once. */

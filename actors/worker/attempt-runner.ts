@@ -367,7 +367,7 @@ export class AttemptRunner {
     // The seal ends this attempt's row in its own statement (sealRun), so nothing is left open
     // if the process dies right after it commits.
     let sealed = await this.persist(() => {
-      const once = sealAndAdvance(this.context, this.run, this.attemptId, change, history, undefined, commitFinalStep);
+      const once = sealAndAdvance(this.context, this.run, this.attemptId, change, history, undefined, commitFinalStep, this.run.history_start);
       once.catch(() => (retried = true));
       return once;
     });

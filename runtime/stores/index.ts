@@ -18,6 +18,7 @@ export * from './inbox-entries.js';
 export * from './runs.js';
 export * from './run-leases.js';
 export * from './seal-release.js';
+export * from './seal-one.js';
 export * from './run-checkpoints.js';
 export * from './worker-sessions.js';
 export * from './run-items.js';

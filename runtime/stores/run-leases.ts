@@ -155,10 +155,11 @@ export async function sealRun(db: Queryable, runId: string, attemptId: string | 
 
 /**
  * The seal's two CTEs, `sealed` and `ended` ($1 run, $2 attempt or null, $3–$8 the change,
- * $9 the history's end, $10 the ending step's next ordinal or null): shared by sealRun and
- * sealReleasingThread (seal-release.ts).
+ * $9 the history's end, $10 the ending step's next ordinal or null): shared by sealRun,
+ * sealReleasingThread (seal-release.ts) and sealInOneStatement (seal-one.ts, whose seal has a
+ * condition `also`).
  */
-export const SEAL_CTES = `sealed as (
+export const sealCtes = (also?: string): string => `sealed as (
        update runs set status = $3, output = $4, failure = $5, wait_reason = $6, pending = $7, usage = $8, usage_at_seal = $8,
               sealed_at = coalesce(sealed_at, now()), updated_at = now(), version = version + 1, lease_owner = null, lease_expires_at = null,
               history_end = coalesce($9::int, history_end),
@@ -168,12 +169,14 @@ export const SEAL_CTES = `sealed as (
         where id = $1 and ($2::text is null or current_attempt_id = $2)
           and ((sealed_at is null and status in ('accepted', 'running'))
                -- the one exception: a waiting run nobody resumed may be cancelled, freeing its thread
-               or (status = 'waiting' and $3 = 'cancelled' and resumed_by_id is null))
+               or (status = 'waiting' and $3 = 'cancelled' and resumed_by_id is null))${also ? `
+          and ${also}` : ''}
         returning *
      ), ended as (
        update run_attempts a set ended_at = coalesce(a.ended_at, now()), outcome = coalesce(a.outcome, s.status), charged = a.charged or s.status = 'failed'
          from sealed s where a.id = s.current_attempt_id and a.ended_at is null
      )`;
+export const SEAL_CTES = sealCtes();
 
 const SEAL_RUN_SQL = `with ${SEAL_CTES}
      select * from sealed`;

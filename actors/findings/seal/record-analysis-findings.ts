@@ -103,7 +103,7 @@ export const recordAnalysisFindings = Object.assign(
     if (!concernsAnalysis(thread, sealed.status)) return;
     await recordCompletedAnalysis(tx, sealed, services);
   },
-  { concerns: concernsAnalysis },
+  { concerns: concernsAnalysis, concernedSql: (status: string) => (status === 'completed' ? `jsonb_typeof(t.labels -> 'finding_analysis_id') = 'string'` : null) },
 );
 
 /**

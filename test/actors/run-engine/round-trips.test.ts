@@ -7,10 +7,9 @@
 //   entry, the run and its attempt, and the key's record (runtime/stores/enqueue-input.ts) —
 //   one round trip, one commit;
 // - the seal with its final step, when nothing waits behind it (no queued input, no webhook, no
-//   seal hook or parent concerned): (1) BEGIN + thread lock + the first pending entry's read
-//   (+ the step's fence, a row lock, when the step has a steer entry to mark or a checkpoint to
-//   release), (2) the seal — with the step's items and columns —, entry, history and thread +
-//   COMMIT;
+//   seal hook or parent concerned) and the step has no steer entry to mark nor a checkpoint to
+//   release: ONE statement, its own transaction (runtime/stores/seal-one.ts) — the seal with the
+//   step's items and columns, the entry's finish, the thread's release and history;
 //   a step committed on its own: (1) BEGIN + pointer move, (2) its rows + COMMIT;
 // - no claim statement at all in role all with a free slot: the POST's run insert claims the run
 //   for the local worker (attempt row included) in the same round trip, sends no NOTIFY, and
@@ -72,19 +71,16 @@ test('an inbox POST is one statement in one round trip and claims its run; a sea
     assert.is(posts[0]!.statements.length, 1, JSON.stringify(posts[0]));
     assert.ok(posts[0]!.statements[0]!.includes('insert into idempotency_keys'), 'the key is recorded by the same statement');
     assert.ok(posts[0]!.statements[0]!.includes('pg_try_advisory_xact_lock'), 'the key is try-locked by the same statement');
-    const seals = having(transactions, 'with sealed as');
+    const seals = having(transactions, 'sealed as (');
     assert.is(seals.length, 1, 'the run seals in one transaction');
-    // BEGIN + thread lock + the final step's fenced pointer move + the pending read, then the
-    // seal and what it implies with the COMMIT.
-    assert.is(seals[0]!.round_trips, 2, JSON.stringify(seals[0]));
-    assert.ok(seals[0]!.statements.includes('commit'), 'the seal commits');
-    // The run's one step is its last and had no checkpoint before it: it needs no statement of
-    // its own — no row lock, no separate insert — its items are the seal statement's.
-    assert.not.ok(seals[0]!.statements.some((x) => x.includes("status = 'running' for update")), JSON.stringify(seals[0]!.statements));
-    assert.not.ok(seals[0]!.statements.some((x) => x.trimStart().startsWith('insert into run_items')), JSON.stringify(seals[0]!.statements));
-    assert.ok(seals[0]!.statements.some((x) => x.includes('step_items as (')), 'the items are inserted by the seal');
+    // ONE statement, its own transaction, one round trip (sealInOneStatement): the seal with the
+    // final step's items and columns, the entry's finish, the thread's release and history.
+    assert.is(seals[0]!.round_trips, 1, JSON.stringify(seals[0]));
+    assert.is(seals[0]!.statements.length, 1, JSON.stringify(seals[0]!.statements));
+    assert.ok(seals[0]!.statements[0]!.includes('step_items as ('), 'the items are inserted by the seal');
+    assert.ok(seals[0]!.statements[0]!.includes('freed as ('), 'the thread is released by the seal');
     // A step committed on its own: BEGIN + fenced pointer move, then its rows + COMMIT.
-    for (const step of having(transactions, 'with owned as').filter((t) => !t.statements.some((x) => x.includes('with sealed as')))) assert.is(step.round_trips, 2, JSON.stringify(step));
+    for (const step of having(transactions, 'with owned as').filter((t) => !t.statements.some((x) => x.includes('sealed as (')))) assert.is(step.round_trips, 2, JSON.stringify(step));
     assert.ok(posts[0]!.statements.some((s) => s.includes('insert into run_attempts')), 'the POST claims its run');
     const claims = having(transactions, "set status = 'running', attempts = r.attempts + 1");
     assert.is(claims.length, 0, `claims: ${claims.length}`);
