@@ -79,14 +79,14 @@ const ENQUEUE_SQL = `with g as (
        where workspace_id = $1 and id = $2 and (select locked from g) and not exists (select 1 from x)
        returning ${STATE_COLUMNS}, current_run_id = $12::text as started, case when message_count > 0 and message_count <> $23::int then message_history end as history
      ), t as (
-       -- The thread's row without its history: to_jsonb(t) would copy the whole history into
-       -- the JSON it then drops it from (twice: the key's record and the answer).
-       select ${STATE_COLUMNS}, started from tu
+       -- The thread's row as the answer shows it: without its history (a JSON of the row would
+       -- copy the whole history only to drop it) and without tu's own columns.
+       select ${STATE_COLUMNS} from tu
      ), e as (
        insert into inbox_entries (id, workspace_id, thread_id, kind, delivery, status, position, payload, options, agent_id, agent_revision_id, principal_id, origin_run_id, request_key, assigned_run_id, child_run_id)
-       select $3::text, $1::text, t.id, $4::text, $5::text, case when t.started then 'assigned' else 'pending' end, t.next_position - 1, $6::jsonb, $7::jsonb,
-         $8::text, $9::text, $10::text, null, $11::text, case when t.started then $12::text end, null
-       from t returning *
+       select $3::text, $1::text, t.id, $4::text, $5::text, case when tu.started then 'assigned' else 'pending' end, t.next_position - 1, $6::jsonb, $7::jsonb,
+         $8::text, $9::text, $10::text, null, $11::text, case when tu.started then $12::text end, null
+       from t cross join tu returning *
      ), r as (
        insert into runs (id, workspace_id, session_id, thread_id, agent_id, agent_revision_id, revision_selection, status, trigger, lineage,
          parent_run_id, source_entry_id, principal_id, max_attempts, labels, input, options, config, resume, checkpoint_key, checkpoint_seq, next_ordinal,
@@ -95,26 +95,27 @@ const ENQUEUE_SQL = `with g as (
          case when $19::text is null then 'accepted' else 'running' end, 'input', 'root', null, $3::text, $10::text, $14::int, $15::jsonb, $6::jsonb, $7::jsonb,
          $16::jsonb, null, null, 0, 1, $17::jsonb, '{}'::jsonb, t.message_count, case when $19::text is null then 0 else 1 end, $19::text, $20::text,
          case when $19::text is null then null else now() + make_interval(secs => $21::double precision) end, case when $19::text is null then null else now() end
-       from t where t.started returning *
+       from t cross join tu where tu.started returning *
      ), a as (
        insert into run_attempts (id, run_id, number, worker_id) select current_attempt_id, id, attempts, lease_owner from r where $19::text is not null
      ), k as (
        insert into idempotency_keys (workspace_id, principal_id, method, route, key, fingerprint, state, status_code, response_body, expires_at)
        select $25::text, $26::text, $27::text, $28::text, $29::text, $30::text, 'completed', $32::int,
-         jsonb_build_object('${STORED_ROWS}', jsonb_build_object('thread', to_jsonb(t) - 'started', 'entry', to_jsonb(e), 'run', to_jsonb(r)))::text,
+         -- json, not jsonb: the rows' text as it is, not parsed into jsonb to be printed again.
+         json_build_object('${STORED_ROWS}', json_build_object('thread', row_to_json(t), 'entry', row_to_json(e), 'run', row_to_json(r)))::text,
          now() + make_interval(secs => $31::double precision)
        from t cross join e left join r on true where $24::text is not null
      )
      select (select locked from g) as key_locked,
        (select to_jsonb(x) from x) as key_existing,
-       case when t.id is null then null else to_jsonb(t) - 'started' end as thread,
+       case when t.id is null then null else row_to_json(t) end as thread,
        ${historyAfterSql('tu.history', 't.message_count', '$23::int')} as history,
-       case when e.id is null then null else to_jsonb(e) end as entry, case when r.id is null then null else to_jsonb(r) end as run
+       case when e.id is null then null else row_to_json(e) end as entry, case when r.id is null then null else row_to_json(r) end as run
      from (select) one left join t on true left join tu on true left join e on true left join r on true
        left join lateral (select pg_notify($18::text, r.id) where $19::text is null and r.id is not null and $18::text is not null) accepted on true
        left join lateral (
          select pg_notify($22::text, cr.id) from runs cr
-         where not t.started and $5::text = 'steer' and cr.id = t.current_run_id and cr.status in ('accepted', 'running')
+         where not tu.started and $5::text = 'steer' and cr.id = t.current_run_id and cr.status in ('accepted', 'running')
        ) steered on true`;
 
 /**
