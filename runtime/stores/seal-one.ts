@@ -63,8 +63,10 @@ function sqlFor(append: boolean, withItems: boolean, concernedSql: string | null
        -- Sealed but not released (an input took a position after the snapshot): the statement
        -- fails whole, so its own transaction writes nothing, and the seal takes its transaction.
        -- (A division by the count of released threads, in the WHERE clause: no constant the
-       -- planner could fold, and evaluated for the row whatever reads the CTE.)
-       select 1 as checked from (select 1) g where exists (select 1 from sealed) and 1 / (select count(*)::int from freed) = 1
+       -- planner could fold, and evaluated for the row whatever reads the CTE; inside a CASE, so
+       -- it is evaluated only for a seal that matched — AND does not fix its operands' order.)
+       select 1 as checked from (select 1) g
+        where case when exists (select 1 from sealed) then 1 / (select count(*)::int from freed) else 1 end = 1
      )
      select (select count(*) from snap)::int as eligible, (select count(*) from guard)::int as guarded, s.*,
        (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $17::boolean then $16::jsonb::text end as appended_text' : ''}
