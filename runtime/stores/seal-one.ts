@@ -1,10 +1,11 @@
 import type { Queryable } from '../db/index.js';
 import { pgCode, PG_DEADLOCK_DETECTED } from '../errors/index.js';
 import { mapEntry, type InboxEntry } from './inbox-entries.js';
-import { INSERT_ITEMS_SELECT, type RunItem } from './run-items.js';
-import { sealCtes, sealValues, type SealChange } from './run-leases.js';
+import type { RunItem } from './run-items.js';
+import { sealValues, type SealChange } from './run-leases.js';
+import { releaseStatement } from './seal-release.js';
 import { mapRun, type RunRow } from './runs.js';
-import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
+import { mapThreadState, type ThreadState } from './threads.js';
 
 /** division_by_zero: raised by the statement's guard (a thread that moved between its snapshot and its update). */
 const PG_DIVISION_BY_ZERO = '22012';
@@ -35,42 +36,39 @@ export type OneStatementOutcome =
 const texts = new Map<string, string>();
 
 /**
- * The seal's statement for the one-statement path (texts cached: a prepared statement per variant).
- * $1–$10 SEAL_CTES, $11 source entry, $12 entry status, $13 thread, $14 workspace, $15 history
- * start, then (append) $16 history, $17 printAppended, then (items) the items.
+ * The seal's statement for the one-statement path (texts cached: a prepared statement per
+ * variant): releaseStatement's parameters ($1–$13, and $14–$15 when appending: seal-release.ts),
+ * then the workspace, the history start and the items.
  */
 function sqlFor(append: boolean, withItems: boolean, concernedSql: string | null): string {
   const key = `${append}|${withItems}|${concernedSql ?? ''}`;
   const cached = texts.get(key);
   if (cached) return cached;
-  const itemsParam = append ? 18 : 16;
-  const text = `with snap as (
+  const workspace = append ? 16 : 14;
+  const text = releaseStatement({
+    append,
+    itemsParam: withItems ? workspace + 2 : null,
+    before: `snap as (
        select t.next_position from threads t
-        where t.workspace_id = $14 and t.id = $13 and t.current_run_id = $1 and t.message_count = $15::int
+        where t.workspace_id = $${workspace} and t.id = $13 and t.current_run_id = $1 and t.message_count = $${workspace + 1}::int
           and t.origin is distinct from 'subagent'
           and not exists (select 1 from inbox_entries e where e.thread_id = t.id and e.status = 'pending')
           ${concernedSql ? `and not coalesce((${concernedSql}), false)` : ''}
-     ), ${sealCtes('exists (select 1 from snap)')}, ${withItems ? `step_items as (
-       ${INSERT_ITEMS_SELECT.replace('$2::jsonb', `$${itemsParam}::jsonb`)} where exists (select 1 from sealed)
-     ), ` : ''}finished as (
-       update inbox_entries set version = version + 1, status = $12, failure = coalesce($5::jsonb, failure), finished_at = coalesce(finished_at, now())
-        where id = $11 and exists (select 1 from sealed) returning *
-     ), freed as (
-       update threads t set ${append ? 'message_history = message_history || $16::jsonb, ' : ''}current_run_id = null, last_run_id = $1, updated_at = now(), version = version + 1
-        where t.id = $13 and t.current_run_id = $1 and t.next_position = (select next_position from snap) and exists (select 1 from sealed)
-        returning ${STATE_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ')}
-     ), guard as (
-       -- Sealed but not released (an input took a position after the snapshot): the statement
-       -- fails whole, so its own transaction writes nothing, and the seal takes its transaction.
-       -- (A division by the count of released threads, in the WHERE clause: no constant the
-       -- planner could fold, and evaluated for the row whatever reads the CTE; inside a CASE, so
-       -- it is evaluated only for a seal that matched — AND does not fix its operands' order.)
+     )`,
+    sealAlso: 'exists (select 1 from snap)',
+    freedAlso: 't.current_run_id = $1 and t.next_position = (select next_position from snap)',
+    // Sealed but not released (an input took a position after the snapshot): the statement
+    // fails whole, so its own transaction writes nothing, and the seal takes its transaction. A
+    // division by the count of released threads in the WHERE clause — no constant the planner
+    // could fold, evaluated for the row whatever reads the CTE — inside a CASE, so it is
+    // evaluated only for a seal that matched (AND does not fix its operands' order).
+    after: `guard as (
        select 1 as checked from (select 1) g
         where case when exists (select 1 from sealed) then 1 / (select count(*)::int from freed) else 1 end = 1
-     )
-     select (select count(*) from snap)::int as eligible, (select count(*) from guard)::int as guarded, s.*,
-       (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $17::boolean then $16::jsonb::text end as appended_text' : ''}
-     from (select) one left join sealed s on true`;
+     )`,
+    columns: '(select count(*) from snap)::int as eligible, (select count(*) from guard)::int as guarded',
+    outer: true,
+  });
   texts.set(key, text);
   return text;
 }
@@ -96,9 +94,10 @@ export async function sealInOneStatement(db: Queryable, seal: OneStatementSeal):
   const withItems = seal.items !== undefined && seal.items.length > 0;
   const values = [
     ...sealValues(seal.run.id, seal.attemptId, seal.change, seal.historyStart + seal.history.length),
-    seal.run.source_entry_id, seal.change.status === 'completed' ? 'completed' : 'failed', seal.run.thread_id, seal.run.workspace_id, seal.historyStart,
+    seal.run.source_entry_id, seal.change.status === 'completed' ? 'completed' : 'failed', seal.run.thread_id,
   ];
   if (append) values.push(JSON.stringify(seal.history), seal.printAppended);
+  values.push(seal.run.workspace_id, seal.historyStart);
   if (withItems) values.push(JSON.stringify(seal.items));
   let row: (Record<string, unknown> & { eligible: number; released_entry: Record<string, unknown> | null; released_thread: Record<string, unknown> | null }) | undefined;
   try {

@@ -1,25 +1,37 @@
 import type { Queryable } from '../db/index.js';
 import { mapEntry, type InboxEntry } from './inbox-entries.js';
-import { SEAL_CTES, sealValues, type SealChange } from './run-leases.js';
+import { sealCtes, sealValues, type SealChange } from './run-leases.js';
 import { INSERT_ITEMS_SELECT, type RunItem } from './run-items.js';
 import { mapRun, type RunRow } from './runs.js';
 import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
 
 /**
- * The thread's release: the run's messages appended (the message_count trigger fires only when
- * message_history is set), or not; with the run's last step's items inserted (`itemsParam`, the
- * parameter holding them as a JSON array), or not.
+ * The release statement's text, shared by sealReleasingThread and sealInOneStatement (seal-one.ts):
+ * the seal (SEAL_CTES, $1–$10), the run's last step's items when `itemsParam` names the parameter
+ * holding them as a JSON array, the source entry's finish ($11 the entry, $12 its status) and the
+ * thread's release ($13), with the run's messages appended when `append` ($14 the messages, $15
+ * whether to print them back; the message_count trigger fires only when message_history is set).
+ * Every write depends on the seal. The one-statement seal adds CTEs before (`before`) and after
+ * (`after`), conditions on the seal (`sealAlso`) and the release (`freedAlso`), and columns
+ * (`columns`) read beside a possibly absent seal (`outer`: one row whatever was sealed).
  */
-const releaseSql = (append: boolean, itemsParam: number | null): string => `with ${SEAL_CTES}, ${itemsParam === null ? '' : `step_items as (
+export function releaseStatement(options: { append: boolean; itemsParam: number | null; before?: string; sealAlso?: string; freedAlso?: string; after?: string; columns?: string; outer?: boolean }): string {
+  const { append, itemsParam } = options;
+  return `with ${options.before ? `${options.before}, ` : ''}${sealCtes(options.sealAlso)}, ${itemsParam === null ? '' : `step_items as (
        ${INSERT_ITEMS_SELECT.replace('$2::jsonb', `$${itemsParam}::jsonb`)} where exists (select 1 from sealed)
      ), `}finished as (
        update inbox_entries set version = version + 1, status = $12, failure = coalesce($5::jsonb, failure), finished_at = coalesce(finished_at, now())
         where id = $11 and exists (select 1 from sealed) returning *
      ), freed as (
-       update threads set ${append ? 'message_history = message_history || $14::jsonb, ' : ''}current_run_id = null, last_run_id = $1, updated_at = now(), version = version + 1
-        where id = $13 and exists (select 1 from sealed) returning ${STATE_COLUMNS}
-     )
-     select s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $15::boolean then $14::jsonb::text end as appended_text' : ''} from sealed s`;
+       update threads t set ${append ? 'message_history = message_history || $14::jsonb, ' : ''}current_run_id = null, last_run_id = $1, updated_at = now(), version = version + 1
+        where t.id = $13 and exists (select 1 from sealed)${options.freedAlso ? ` and ${options.freedAlso}` : ''}
+        returning ${STATE_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ')}
+     )${options.after ? `, ${options.after}` : ''}
+     select ${options.columns ? `${options.columns}, ` : ''}s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $15::boolean then $14::jsonb::text end as appended_text' : ''}
+     from ${options.outer ? '(select) one left join sealed s on true' : 'sealed s'}`;
+}
+
+const releaseSql = (append: boolean, itemsParam: number | null): string => releaseStatement({ append, itemsParam });
 const RELEASE_APPENDING_SQL = releaseSql(true, null);
 const RELEASE_SQL = releaseSql(false, null);
 const RELEASE_APPENDING_ITEMS_SQL = releaseSql(true, 16);

@@ -127,6 +127,14 @@ test('one statement: seals, inserts the step\'s items, finishes the entry, relea
   assert.is(await items(r.runId), 2);
 });
 
+test('one statement, nothing to append and no items: a failed run still seals and releases its thread', async () => {
+  const r = await acceptedRun();
+  const failure = { code: 'model_error', message: 'the model failed' };
+  const outcome = await sealInOneStatement(pool, oneSeal(r, { change: { status: 'failed', failure, usage }, history: [], items: [] }));
+  assert.is(outcome.declined, false);
+  assert.equal(await state(r.runId, r.entryId, r.threadId), { run: 'failed', entry: 'failed', current: null, last: r.runId, count: 0, attempt_outcome: 'failed' });
+});
+
 test('one statement: fenced out, or something to follow the release (a pending entry, a hook concerned): nothing written', async () => {
   const r = await acceptedRun();
   const before = await state(r.runId, r.entryId, r.threadId);
