@@ -210,29 +210,24 @@ const FALL_BACK = Symbol('fall back to the transactional path');
  * answers from a fresh look at the key.
  */
 async function enqueueInOneStatement(context: EngineContext, target: EnqueueTarget, checked: CheckedInput, key: InputKey | null): Promise<ThreadResult | typeof FALL_BACK> {
-  const { pool } = context.services;
   const local = new LocalClaims();
   const statement = statementInput(context, target, checked, local);
-  const client = await pool.connect();
-  let broken = false;
   let done: Awaited<ReturnType<typeof enqueueOnThread>>;
   try {
-    const enqueuing = enqueueOnThread(client, { ...statement, key: key?.statementKey ?? null });
+    // Alone or with other POSTs of this tick in one statement (EnqueueBatcher): the answer is
+    // this input's either way, and an error is this input's own statement's.
+    const enqueuing = context.services.enqueues.enqueue({ ...statement, key: key?.statementKey ?? null });
     speculate(local, statement);
     done = await enqueuing;
   } catch (error) {
     local.settle(null);
-    // A statement prepared before a schema change: this connection goes with its plans.
-    broken = isCachedPlanChanged(error);
     const code = pgCode(error);
-    if (broken || code === PG_UNIQUE_VIOLATION || code === PG_SERIALIZATION_FAILURE || code === PG_DEADLOCK_DETECTED) return FALL_BACK;
+    if (isCachedPlanChanged(error) || code === PG_UNIQUE_VIOLATION || code === PG_SERIALIZATION_FAILURE || code === PG_DEADLOCK_DETECTED) return FALL_BACK;
     throw error;
-  } finally {
-    client.release(broken);
   }
   if (done && 'refused' in done) {
     local.settle(null);
-    await key!.refused(done.refused, pool);
+    await key!.refused(done.refused, context.services.pool);
     return FALL_BACK;
   }
   if (!done) {

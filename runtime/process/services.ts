@@ -8,6 +8,7 @@ import { createObjectStore, type ObjectStore } from '../objects/index.js';
 import { createMemoryKv, createRedisKv, waitForKv, type Kv } from '../kv/index.js';
 import type { Logger } from '../log/index.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
+import { EnqueueBatcher } from '../stores/index.js';
 import { Readiness } from './readiness.js';
 
 /** Everything a role stands on, opened once per process and closed at shutdown. */
@@ -33,6 +34,8 @@ export interface Services {
   readonly credentialCache: ReadCaches | undefined;
   /** Prefixes of thread histories this process read (true forever: a history only grows at its end). */
   readonly histories: HistoryPrefixes;
+  /** The inbox POST statements of this process, several in one when they arrive together. */
+  readonly enqueues: EnqueueBatcher;
   readonly objects: ObjectStore;
   readonly keyring: KeyRing;
   readonly metrics: Metrics;
@@ -101,6 +104,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     caches,
     credentialCache: kv.kind === 'redis' ? caches : undefined,
     histories: new HistoryPrefixes(),
+    enqueues: new EnqueueBatcher(pool),
     objects,
     keyring,
     metrics,

@@ -42,3 +42,4 @@ export * from './environments.js';
 export * from './environment-skill-packages.js';
 export * from './memories.js';
 export * from './enqueue-input.js';
+export * from './enqueue-batcher.js';

@@ -1,0 +1,155 @@
+// Several inbox POSTs in one statement (runtime/stores enqueueOnThreads, EnqueueBatcher): each
+// input is answered as it would be alone — runs on idle threads, pending entries on busy ones,
+// its own key recorded with its own rows, a refused key writing nothing while the others are
+// made — and a batch whose statement fails is answered input by input.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import pg from 'pg';
+import { createLogger, createPool, EnqueueBatcher, enqueueOnThreads, STORED_ROWS, type EnqueueStatementInput, type StatementKey } from '../../../runtime/index.js';
+import { query } from '../../support/database.js';
+import { newThread, send, startRunFixture, waitForRun, type RunFixture } from '../../support/run-fixture.js';
+
+const test = suite('actors/run-engine/enqueue-batch');
+let f: RunFixture;
+let pool: pg.Pool;
+let workspaceId: string;
+let revisionId: string;
+let revisionConfig: Record<string, unknown>;
+let seq = 0;
+
+test.before(async () => {
+  // 5 tokens 250 ms apart: a run keeps its thread busy for over a second.
+  f = await startRunFixture({ tokenDelayMs: 250 });
+  pool = createPool({ url: f.db.url, size: 4, statementTimeoutMs: 0, applicationName: 'test', logger: createLogger({ level: 'silent' }) });
+  const [row] = await query<{ workspace_id: string; id: string; config: Record<string, unknown> }>(
+    f.db.url,
+    'select t.workspace_id, r.id, r.config from threads t, agent_revisions r where t.id = $1 and r.agent_id = $2 order by r.created_at desc limit 1',
+    [f.threadId, f.agentId],
+  );
+  workspaceId = row!.workspace_id;
+  revisionId = row!.id;
+  revisionConfig = row!.config;
+});
+test.after(async () => {
+  await pool?.end();
+  await f?.stop();
+});
+
+function input(threadId: string, text: string, key?: string): EnqueueStatementInput {
+  const n = ++seq;
+  const statementKey: StatementKey | null = key
+    ? { scope: { workspace_id: workspaceId, principal_id: 'key_batch', method: 'POST', route: '/threads/{id}/inbox', key, fingerprint: `fp-${key}` }, retentionSeconds: 3600, responseStatus: 201 }
+    : null;
+  return {
+    workspace_id: workspaceId, thread_id: threadId, entry_id: `ent_batch_${process.pid}_${n}`, kind: 'message', delivery: 'queue',
+    payload: { content: [{ type: 'text', text }] }, options: {}, agent_id: f.agentId, agent_revision_id: null, principal_id: 'key_batch', request_key: key ?? null,
+    run: { id: `run_batch_${process.pid}_${n}`, agent_revision_id: revisionId, max_attempts: 3, labels: { n: String(n) }, config: revisionConfig, memory_mounts: [] },
+    accepted_channel: 'svc_run_accepted', steer_channel: 'svc_run_steer', claim: null, key: statementKey,
+  };
+}
+
+const made = (outcome: unknown) => {
+  if (!outcome || typeof outcome !== 'object' || !('entry' in outcome)) throw new Error(`not made: ${JSON.stringify(outcome)}`);
+  return outcome as { entry: { id: string; status: string; position: number; assigned_run_id: string | null }; run: { id: string; history_start: number } | null; thread: { id: string; current_run_id: string | null; message_count: number }; history: { length: number; text: string } };
+};
+
+test('inputs on idle and busy threads in one statement: each answered and written as alone, each key recorded with its own rows', async () => {
+  // An idle thread with history, an idle empty one, a busy one.
+  const first = await send(f, 'history first');
+  await waitForRun(f, first.body.run.id, ['completed']);
+  const idleEmpty = await newThread(f);
+  const busy = await newThread(f);
+  const running = await send(f, 'keeps it busy', {}, busy);
+  assert.is(running.status, 201);
+  const before = (await f.client.get(`/api/v1/threads/${f.threadId}`)).body;
+  const inputs = [input(f.threadId, 'a', `ka-${process.pid}`), input(idleEmpty, 'b'), input(busy, 'c', `kc-${process.pid}`)];
+  const [a, b, c] = (await enqueueOnThreads(pool, inputs)).map(made);
+  // Idle with history: a run from the locked history, the entry assigned to it.
+  assert.is(a!.entry.status, 'assigned');
+  assert.is(a!.run!.id, inputs[0]!.run.id);
+  assert.is(a!.entry.assigned_run_id, a!.run!.id);
+  assert.is(a!.run!.history_start, before.message_history.length);
+  assert.is(a!.thread.current_run_id, a!.run!.id);
+  assert.equal(JSON.parse(a!.history.text), before.message_history);
+  // Idle and empty: a run, an empty history.
+  assert.is(b!.entry.status, 'assigned');
+  assert.is(b!.run!.id, inputs[1]!.run.id);
+  assert.is(b!.history.length, 0);
+  // Busy: pending at the next position, no run, the thread's run unchanged.
+  assert.is(c!.entry.status, 'pending');
+  assert.is(c!.run, null);
+  assert.is(c!.entry.position, running.body.entry.position + 1);
+  assert.is(c!.thread.current_run_id, running.body.run.id);
+  // Keys: a record per keyed input, with that input's rows; none for the unkeyed one.
+  const records = await query<{ key: string; state: string; status_code: number; response_body: string }>(f.db.url, `select key, state, status_code, response_body from idempotency_keys where principal_id = 'key_batch' and key = any($1) order by key`, [[`ka-${process.pid}`, `kc-${process.pid}`]]);
+  assert.is(records.length, 2);
+  const stored = records.map((r) => JSON.parse(r.response_body)[STORED_ROWS]);
+  assert.is(stored[0].entry.id, a!.entry.id);
+  assert.is(stored[0].run.id, a!.run!.id);
+  assert.is(stored[0].thread.id, f.threadId);
+  assert.not.ok('message_history' in stored[0].thread, 'the stored thread carries no history');
+  assert.is(stored[1].entry.id, c!.entry.id);
+  assert.is(stored[1].run, null);
+  assert.ok(records.every((r) => r.state === 'completed' && r.status_code === 201));
+  // The runs started: each completes (the worker was told by NOTIFY).
+  await waitForRun(f, a!.run!.id, ['completed']);
+  await waitForRun(f, b!.run!.id, ['completed']);
+  await waitForRun(f, running.body.run.id, ['completed']);
+});
+
+test('a refused key writes nothing for its input; the others in the statement are made', async () => {
+  const t1 = await newThread(f);
+  const t2 = await newThread(f);
+  const t3 = await newThread(f);
+  // t1's key already has a record; t2's key is held by a twin in flight (its advisory lock).
+  const recorded = `kr-${process.pid}`;
+  const [once] = (await enqueueOnThreads(pool, [input(t1, 'once', recorded)])).map(made);
+  assert.ok(once);
+  const twin = new pg.Client({ connectionString: f.db.url });
+  await twin.connect();
+  try {
+    const held = input(t2, 'held', `kh-${process.pid}`);
+    await twin.query('begin');
+    await twin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`idempotency\n${workspaceId}\nkey_batch\nPOST\n/threads/{id}/inbox\nkh-${process.pid}`]);
+    const outcomes = await enqueueOnThreads(pool, [input(t1, 'again', recorded), held, input(t3, 'free')]);
+    assert.equal((outcomes[0] as { refused: { locked: boolean; existing: { fingerprint: string; state: string } } }).refused.locked, true);
+    assert.is((outcomes[0] as { refused: { existing: { state: string } } }).refused.existing.state, 'completed');
+    assert.equal((outcomes[1] as { refused: unknown }).refused, { locked: false, existing: null });
+    const free = made(outcomes[2]);
+    assert.is(free.entry.status, 'assigned');
+    await twin.query('rollback');
+  } finally {
+    await twin.end();
+  }
+  const rows = await query<{ id: string; next_position: number; entries: number }>(f.db.url, `select t.id, t.next_position, (select count(*)::int from inbox_entries e where e.thread_id = t.id) as entries from threads t where t.id = any($1) order by t.id`, [[t1, t2, t3]]);
+  const by = new Map(rows.map((r) => [r.id, r]));
+  assert.is(by.get(t1)!.entries, 1, 'the refused input added no entry');
+  assert.is(by.get(t2)!.entries, 0, 'the locked input added no entry');
+  assert.is(by.get(t2)!.next_position, 1, 'nor took a position');
+  assert.is(by.get(t3)!.entries, 1);
+});
+
+test('the batcher: inputs issued together share one statement; a failed statement is answered input by input; one thread never twice in a batch', async () => {
+  const batcher = new EnqueueBatcher(pool);
+  const threads = [await newThread(f), await newThread(f), await newThread(f)];
+  const together = await Promise.all(threads.map((t, i) => batcher.enqueue(input(t, `together ${i}`, `kt-${process.pid}-${i}`))));
+  assert.equal(batcher.counts, { inputs: 3, statements: 1, failed: 0 });
+  together.map(made).forEach((m, i) => assert.is(m.thread.id, threads[i]));
+  // The same key on two threads: the batch's second record collides with its first (23505), the
+  // statement aborts whole, and each input runs alone: the first is made, the second finds the record.
+  const [u, v] = [await newThread(f), await newThread(f)];
+  const shared = `ks-${process.pid}`;
+  const [first, second] = await Promise.all([batcher.enqueue(input(u, 'first', shared)), batcher.enqueue(input(v, 'second', shared))]);
+  assert.equal(batcher.counts, { inputs: 5, statements: 3, failed: 1 });
+  assert.is(made(first).thread.id, u);
+  assert.is((second as { refused: { existing: { state: string } } }).refused.existing.state, 'completed');
+  const entries = await query<{ thread_id: string }>(f.db.url, 'select thread_id from inbox_entries where thread_id = any($1)', [[u, v]]);
+  assert.equal(entries.map((e) => e.thread_id), [u], 'the aborted batch left nothing behind');
+  // Two inputs for one thread issued together: two statements, consecutive positions.
+  const w = await newThread(f);
+  const [p, q] = await Promise.all([batcher.enqueue(input(w, 'p')), batcher.enqueue(input(w, 'q'))]);
+  assert.equal(batcher.counts, { inputs: 7, statements: 5, failed: 1 });
+  assert.equal([made(p).entry.position, made(q).entry.position].sort(), [1, 2]);
+});
+
+test.run();
