@@ -81,6 +81,11 @@ export class EnqueueBatcher {
         }
       }
       rest = later;
+      // In thread order: the statement's UPDATE then locks the rows in that order (its nested
+      // loop over the inputs), so two processes' batches over the same threads queue on their
+      // first common row instead of deadlocking (PostgreSQL would break a deadlock, after
+      // deadlock_timeout; the inputs would then run alone).
+      batch.sort((a, b) => (a.input.thread_id < b.input.thread_id ? -1 : a.input.thread_id > b.input.thread_id ? 1 : 0));
       this.inFlight++;
       void (batch.length === 1 ? this.alone(batch[0]!) : this.together(batch)).finally(() => {
         this.inFlight--;

@@ -178,9 +178,10 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
  * by position. The invariants of ENQUEUE_SQL hold per input: positions and the current run are
  * taken under each thread's row lock by the UPDATE; the entry, run and attempt are inserted
  * from the locked row; the record commits with the effect; NOTIFYs only on commit. Row locks
- * of one batch are taken in no guaranteed order: two batches of two processes locking the same
- * threads in opposite orders can deadlock, which PostgreSQL detects and aborts one of (40P01:
- * its inputs then run alone).
+ * of one batch are taken in the inputs' order by the UPDATE's nested loop over them (EnqueueBatcher
+ * sends them in thread order), which PostgreSQL does not promise: should two processes' batches
+ * ever lock the same threads in opposite orders, the deadlock is detected and one statement
+ * aborted (40P01: its inputs then run alone).
  */
 const ENQUEUE_BATCH_SQL = `with i as (
        select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
@@ -201,7 +202,8 @@ const ENQUEUE_BATCH_SQL = `with i as (
          updated_at = case when current_run_id is null then now() else updated_at end,
          version = case when current_run_id is null then version + 1 else version end
        from i join g on g.g_thread = i.i_thread
-       where threads.workspace_id = i.i_ws and threads.id = i.i_thread and g.locked and not exists (select 1 from x where x.x_thread = i.i_thread)
+       -- id = any(…): the rows are found by the primary key whatever the planner thinks of unnest's row count
+       where threads.id = any($2::text[]) and threads.workspace_id = i.i_ws and threads.id = i.i_thread and g.locked and not exists (select 1 from x where x.x_thread = i.i_thread)
        returning ${STATE_COLUMNS}, current_run_id = i.i_run as started, case when message_count > 0 and message_count <> i.i_known then message_history end as history
      ), t as (
        select ${STATE_COLUMNS} from tu

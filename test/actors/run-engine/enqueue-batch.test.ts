@@ -111,7 +111,8 @@ test('a refused key writes nothing for its input; the others in the statement ar
     const held = input(t2, 'held', `kh-${process.pid}`);
     await twin.query('begin');
     await twin.query('select pg_advisory_xact_lock(hashtextextended($1, 0))', [`idempotency\n${workspaceId}\nkey_batch\nPOST\n/threads/{id}/inbox\nkh-${process.pid}`]);
-    const outcomes = await enqueueOnThreads(pool, [input(t1, 'again', recorded), held, input(t3, 'free')]);
+    const outcomes = await enqueueOnThreads(pool, [input(t1, 'again', recorded), held, input(t3, 'free'), input('thr_missing', 'nowhere')]);
+    assert.is(outcomes[3], null, 'a thread missing from the workspace: null (404), nothing written');
     assert.equal((outcomes[0] as { refused: { locked: boolean; existing: { fingerprint: string; state: string } } }).refused.locked, true);
     assert.is((outcomes[0] as { refused: { existing: { state: string } } }).refused.existing.state, 'completed');
     assert.equal((outcomes[1] as { refused: unknown }).refused, { locked: false, existing: null });
