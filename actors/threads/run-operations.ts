@@ -25,7 +25,6 @@ import {
   type HistoryPrefixes,
   insertItems,
   type RunItem,
-  sealInOneStatement,
 } from '../../runtime/index.js';
 import { CHANNEL_RUN_CANCEL, LocalClaims, type EngineContext } from '../engine/index.js';
 import { lockThreadOr404 } from './inbox-operations.js';
@@ -286,7 +285,8 @@ async function sealOneStatement(
   const histories = context.services.histories;
   const held = history.length > 0 ? histories.get(run.thread_id) : undefined;
   const before = historyStart === 0 ? undefined : held?.count === historyStart ? held : null;
-  const outcome = await sealInOneStatement(backgroundLane(context.services.pool), {
+  // Alone or with the seals of other runs ending in this tick, in one statement (SealBatcher).
+  const outcome = await context.services.seals.seal({
     run, attemptId, change, historyStart, history, printAppended: before !== null, items,
     concernedSql: concerned.length === 0 ? null : concerned.map((sql) => `(${sql})`).join(' or '),
   });

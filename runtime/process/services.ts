@@ -1,14 +1,14 @@
 import type pg from 'pg';
 import { CacheBus, HistoryPrefixes, ReadCaches } from '../cache/index.js';
 import type { LoadedConfig, Role } from '../config/index.js';
-import { createPool, loadMigrations, onCommittedChanges, startEmbeddedPostgres, type EmbeddedDatabase, type Migration } from '../db/index.js';
+import { backgroundLane, createPool, loadMigrations, onCommittedChanges, startEmbeddedPostgres, type EmbeddedDatabase, type Migration } from '../db/index.js';
 import { PasswordHashing } from '../identity/index.js';
 import { loadOrCreateKeyRing, type KeyRing } from '../keyring/index.js';
 import { createObjectStore, type ObjectStore } from '../objects/index.js';
 import { createMemoryKv, createRedisKv, waitForKv, type Kv } from '../kv/index.js';
 import type { Logger } from '../log/index.js';
 import { createMetrics, type Metrics } from '../metrics/index.js';
-import { EnqueueBatcher } from '../stores/index.js';
+import { EnqueueBatcher, SealBatcher } from '../stores/index.js';
 import { Readiness } from './readiness.js';
 
 /** Everything a role stands on, opened once per process and closed at shutdown. */
@@ -36,6 +36,8 @@ export interface Services {
   readonly histories: HistoryPrefixes;
   /** The inbox POST statements of this process, several in one when they arrive together. */
   readonly enqueues: EnqueueBatcher;
+  /** The common seals of this process's attempts, several in one statement when they end together (on the background lane). */
+  readonly seals: SealBatcher;
   readonly objects: ObjectStore;
   readonly keyring: KeyRing;
   readonly metrics: Metrics;
@@ -105,6 +107,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     credentialCache: kv.kind === 'redis' ? caches : undefined,
     histories: new HistoryPrefixes(),
     enqueues: new EnqueueBatcher(pool),
+    seals: new SealBatcher(backgroundLane(pool)),
     objects,
     keyring,
     metrics,

@@ -19,6 +19,8 @@ export * from './runs.js';
 export * from './run-leases.js';
 export * from './seal-release.js';
 export * from './seal-one.js';
+export * from './seal-batcher.js';
+export * from './statement-batcher.js';
 export * from './run-checkpoints.js';
 export * from './worker-sessions.js';
 export * from './run-items.js';

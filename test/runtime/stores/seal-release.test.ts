@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { claimRuns, holdWorkerSession, ID_PREFIX, newId, sealInOneStatement, sealReleasingThread, type OneStatementSeal } from '../../../runtime/index.js';
+import { claimRuns, holdWorkerSession, ID_PREFIX, newId, SealBatcher, sealInOneStatement, sealManyInOneStatement, sealReleasingThread, type OneStatementSeal } from '../../../runtime/index.js';
 import { query } from '../../support/database.js';
 import { send, startRunFixture, type RunFixture } from '../../support/run-fixture.js';
 
@@ -170,6 +170,79 @@ test('one statement: an input taking a position after its snapshot makes it fail
   }
   assert.equal(await state(r.runId, r.entryId, r.threadId), before);
   assert.is(await items(r.runId), 0);
+});
+
+// sealManyInOneStatement (SealBatcher's shared statement): several seals in one statement, each
+// answered and written as alone — sealed, fenced out or declined — beside the others.
+test('several seals in one statement: each as alone — sealed (with or without messages and items), fenced out, declined', async () => {
+  const [sealedOne, fencedOne, queuedOne, failedOne] = [await acceptedRun(), await acceptedRun(), await acceptedRun(), await acceptedRun()];
+  const queued = await send(f, 'waits behind the run', {}, queuedOne.threadId);
+  assert.is(queued.body.run, null);
+  const before = { fenced: await state(fencedOne.runId, fencedOne.entryId, fencedOne.threadId), queued: await state(queuedOne.runId, queuedOne.entryId, queuedOne.threadId) };
+  const failure = { code: 'model_error', message: 'the model failed' };
+  const outcomes = await sealManyInOneStatement(pool, [
+    oneSeal(sealedOne),
+    oneSeal(fencedOne, { attemptId: 'att_not_the_owner' }),
+    oneSeal(queuedOne),
+    oneSeal(failedOne, { change: { status: 'failed', failure, usage }, history: [], items: [] }),
+  ]);
+  assert.is(outcomes.length, 4);
+  const sealed = outcomes[0]!.declined ? undefined : outcomes[0]!.sealed;
+  assert.is(sealed?.run.id, sealedOne.runId);
+  assert.is(sealed?.run.next_ordinal, 3);
+  assert.is(sealed?.entry?.id, sealedOne.entryId);
+  assert.is(sealed?.thread.id, sealedOne.threadId);
+  assert.is(sealed?.appendedText, '[{"role": "user", "content": "seal me"}, {"role": "assistant", "content": "one"}]');
+  assert.equal(await state(sealedOne.runId, sealedOne.entryId, sealedOne.threadId), { run: 'completed', entry: 'completed', current: null, last: sealedOne.runId, count: 2, attempt_outcome: 'completed' });
+  assert.is(await items(sealedOne.runId), 2);
+  assert.equal(outcomes[1], { declined: false, sealed: undefined }, 'fenced out');
+  assert.equal(await state(fencedOne.runId, fencedOne.entryId, fencedOne.threadId), before.fenced);
+  assert.equal(outcomes[2], { declined: true }, 'a pending entry follows the release');
+  assert.equal(await state(queuedOne.runId, queuedOne.entryId, queuedOne.threadId), before.queued);
+  assert.is(await items(queuedOne.runId), 0);
+  const failedSeal = outcomes[3]!.declined ? undefined : outcomes[3]!.sealed;
+  assert.is(failedSeal?.run.status, 'failed');
+  assert.is(failedSeal?.appendedText, undefined);
+  assert.equal(await state(failedOne.runId, failedOne.entryId, failedOne.threadId), { run: 'failed', entry: 'failed', current: null, last: failedOne.runId, count: 0, attempt_outcome: 'failed' });
+  // A seal hook concerned (its condition over the thread row): all declined, nothing written.
+  const [h1, h2] = [await acceptedRun(), await acceptedRun()];
+  const concerned = "t.labels ->> 'nothing' is null";
+  assert.equal(await sealManyInOneStatement(pool, [oneSeal(h1, { concernedSql: concerned }), oneSeal(h2, { concernedSql: concerned })]), [{ declined: true }, { declined: true }]);
+  assert.is((await state(h1.runId, h1.entryId, h1.threadId)).run, 'running');
+});
+
+test('several seals in one statement: a thread that moves after the snapshot fails it whole; the batcher then seals each alone', async () => {
+  const [moving, other] = [await acceptedRun(), await acceptedRun()];
+  const before = { moving: await state(moving.runId, moving.entryId, moving.threadId), other: await state(other.runId, other.entryId, other.threadId) };
+  const race = async (seal: () => Promise<unknown>): Promise<unknown> => {
+    const blocker = new pg.Client({ connectionString: f.db.url });
+    await blocker.connect();
+    try {
+      await blocker.query('begin');
+      await blocker.query('select 1 from threads where id = $1 for update', [moving.threadId]);
+      const sealing = seal().then((v) => v, (e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await blocker.query('update threads set next_position = next_position + 1 where id = $1', [moving.threadId]);
+      await blocker.query('commit');
+      return await sealing;
+    } finally {
+      await blocker.end();
+    }
+  };
+  const failed = await race(() => sealManyInOneStatement(pool, [oneSeal(moving), oneSeal(other)]));
+  assert.is((failed as { code?: string }).code, '22012', 'the guard: sealed and released do not count the same');
+  assert.equal(await state(moving.runId, moving.entryId, moving.threadId), before.moving);
+  assert.equal(await state(other.runId, other.entryId, other.threadId), before.other);
+  assert.is(await items(other.runId), 0);
+  // Through the batcher (issued together: one batch): the batch fails, then each seals alone —
+  // the other run sealed by its own statement (not fenced out: the batch wrote nothing), the moved
+  // thread's too (no entry was added: only its position moved, and its own snapshot sees that).
+  const batcher = new SealBatcher(pool);
+  const outcomes = (await race(() => Promise.all([batcher.seal(oneSeal(moving)), batcher.seal(oneSeal(other))]))) as Array<{ declined: boolean; sealed?: { run: { id: string } } }>;
+  assert.equal(batcher.counts, { inputs: 2, statements: 2, failed: 1 });
+  assert.is(outcomes[0]!.sealed?.run.id, moving.runId);
+  assert.is(outcomes[1]!.sealed?.run.id, other.runId);
+  assert.is(await items(other.runId), 2);
 });
 
 test.run();

@@ -1,0 +1,117 @@
+/**
+ * Several callers' statements of one kind as ONE statement when they arrive together: the shape
+ * shared by the inbox POST's (EnqueueBatcher) and the seal's (SealBatcher).
+ *
+ * When nothing is in flight an item leaves at once (at the end of the current microtask run,
+ * with whatever was issued in it): a lone caller never waits for a batch. While a statement is in
+ * flight, items queue until the tick's end (setImmediate) and leave together, without waiting for
+ * the one in flight (each statement takes its own pool connection).
+ *
+ * Answers are exactly those of each item alone: a batch's statement either commits every item it
+ * made or nothing, and when it fails for any reason each of its items is run again alone
+ * (`alone`) and answered from that — which raises, or declines, exactly as it did without batches.
+ *
+ * Two items with the same conflict key (`keyOf`: the thread they write) never share a batch: the
+ * second waits for the next. A batch is sent in key order (`keyOf`): its statement locks the rows
+ * in that order, so two processes' batches over the same rows queue on their first common row
+ * instead of deadlocking (PostgreSQL would break a deadlock after deadlock_timeout, and the items
+ * would then run alone).
+ */
+export abstract class StatementBatcher<Item, Outcome> {
+  private queue: Array<{ item: Item; resolve(outcome: Outcome): void; reject(error: unknown): void }> = [];
+  private inFlight = 0;
+  private dueNow = false;
+  private dueAtTickEnd = false;
+  /** Items answered, the statements that answered them, and batch statements that failed (their items then ran alone). */
+  readonly counts = { inputs: 0, statements: 0, failed: 0 };
+
+  constructor(private readonly maxBatch = 32) {}
+
+  /** The rows an item writes that no other item of its batch may (the thread). */
+  protected abstract keyOf(item: Item): string;
+  /** Whether `item` may share a statement with `first` (the batch's first item). */
+  protected compatible(_first: Item, _item: Item): boolean {
+    return true;
+  }
+  /** One item, its own statement. */
+  protected abstract alone(item: Item): Promise<Outcome>;
+  /** Several items in one statement, an outcome per item in their order; throws if the statement failed (nothing written). */
+  protected abstract together(items: Item[]): Promise<Outcome[]>;
+
+  run(item: Item): Promise<Outcome> {
+    return new Promise<Outcome>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.dueNow) return;
+      if (this.inFlight === 0 && !this.dueAtTickEnd) {
+        this.dueNow = true;
+        queueMicrotask(() => {
+          this.dueNow = false;
+          this.flush();
+        });
+        return;
+      }
+      if (this.dueAtTickEnd) return;
+      this.dueAtTickEnd = true;
+      setImmediate(() => {
+        this.dueAtTickEnd = false;
+        this.flush();
+      });
+    });
+  }
+
+  private flush(): void {
+    let rest = this.queue;
+    this.queue = [];
+    while (rest.length > 0) {
+      const batch: typeof rest = [];
+      const keys = new Set<string>();
+      const later: typeof rest = [];
+      for (const pending of rest) {
+        const key = this.keyOf(pending.item);
+        const fits = batch.length < this.maxBatch && !keys.has(key) && (batch.length === 0 || this.compatible(batch[0]!.item, pending.item));
+        if (!fits) later.push(pending);
+        else {
+          batch.push(pending);
+          keys.add(key);
+        }
+      }
+      rest = later;
+      batch.sort((a, b) => {
+        const [x, y] = [this.keyOf(a.item), this.keyOf(b.item)];
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+      });
+    }
+  }
+
+  private async send(batch: Array<{ item: Item; resolve(outcome: Outcome): void; reject(error: unknown): void }>): Promise<void> {
+    if (batch.length > 1) {
+      const outcomes = await this.together(batch.map((p) => p.item)).then(
+        (answered) => answered,
+        () => null,
+      );
+      if (outcomes) {
+        this.counts.inputs += batch.length;
+        this.counts.statements++;
+        batch.forEach((pending, i) => pending.resolve(outcomes[i]!));
+        return;
+      }
+      // Nothing of the batch was written: each item as if it had come alone.
+      this.counts.failed++;
+    }
+    await Promise.all(
+      batch.map(async (pending) => {
+        this.counts.inputs++;
+        this.counts.statements++;
+        try {
+          pending.resolve(await this.alone(pending.item));
+        } catch (error) {
+          pending.reject(error);
+        }
+      }),
+    );
+  }
+}
