@@ -12,8 +12,17 @@ import { StatementBatcher } from './statement-batcher.js';
  * thread per statement (keyOf).
  */
 export class SealBatcher extends StatementBatcher<OneStatementSeal, OneStatementOutcome> {
-  constructor(private readonly db: Queryable) {
-    super();
+  /**
+   * `maxBatch` 1: every seal alone — for a process whose background work is bounded
+   * (database.background_connections: roles all and control), where seals queueing one by one
+   * for the bound is what keeps the cores for requests (batched, the 32-client first delta went
+   * from ~20 to ~53 ms: bench/RESULTS.md sessions 18 and 21).
+   */
+  constructor(
+    private readonly db: Queryable,
+    maxBatch = 32,
+  ) {
+    super(maxBatch);
   }
 
   seal(seal: OneStatementSeal): Promise<OneStatementOutcome> {
