@@ -153,4 +153,38 @@ test('the batcher: inputs issued together share one statement; a failed statemen
   assert.equal([made(p).entry.position, made(q).entry.position].sort(), [1, 2]);
 });
 
+// Two processes' batchers over the same threads at once, each issuing them in its own order
+// (forward, backward), both held on a row in the middle by a third transaction so that their
+// statements overlap: batches lock their threads in thread order, so the second queues behind
+// the first instead of each holding one half and waiting for the other's (a deadlock PostgreSQL
+// would break after deadlock_timeout, failing a batch: counts.failed). Every input is made once,
+// at gap-free positions.
+test('two batchers over the same threads at once: their row locks queue in thread order, no deadlock', async () => {
+  const other = createPool({ url: f.db.url, size: 4, statementTimeoutMs: 0, applicationName: 'test-other', logger: createLogger({ level: 'silent' }) });
+  const blocker = new pg.Client({ connectionString: f.db.url });
+  await blocker.connect();
+  try {
+    const [a, b] = [new EnqueueBatcher(pool), new EnqueueBatcher(other)];
+    const threads: string[] = [];
+    for (let i = 0; i < 9; i++) threads.push(await newThread(f));
+    const sorted = [...threads].sort();
+    await blocker.query('begin');
+    await blocker.query('select 1 from threads where id = $1 for update', [sorted[4]]);
+    // Issued together, each batcher's inputs share one statement.
+    const forward = threads.map((t) => a.enqueue(input(t, 'a')));
+    const backward = [...threads].reverse().map((t) => b.enqueue(input(t, 'b')));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await blocker.query('commit');
+    (await Promise.all([...forward, ...backward])).forEach((outcome) => made(outcome));
+    assert.equal(a.counts, { inputs: 9, statements: 1, failed: 0 });
+    assert.equal(b.counts, { inputs: 9, statements: 1, failed: 0 });
+    const rows = await query<{ thread_id: string; positions: number[] }>(f.db.url, 'select thread_id, array_agg(position order by position) as positions from inbox_entries where thread_id = any($1) group by thread_id', [threads]);
+    assert.is(rows.length, threads.length);
+    for (const row of rows) assert.equal(row.positions, [1, 2], `gap-free on ${row.thread_id}`);
+  } finally {
+    await blocker.end();
+    await other.end();
+  }
+});
+
 test.run();
