@@ -21,6 +21,14 @@ export interface Metrics {
   readonly attemptDuration: Histogram;
   /** Password hashes computed (hash: a new password; verify: a sign-in check). */
   readonly passwordHashes: Counter<'operation'>;
+  /**
+   * Shared statements (runtime/stores StatementBatcher), by kind (inbox, seal): the items they
+   * answered, the statements that answered them (items ÷ statements = the batching), and the
+   * shared statements that failed (their items then ran alone).
+   */
+  readonly batchedItems: Counter<'kind'>;
+  readonly batchedStatements: Counter<'kind'>;
+  readonly batchedFailures: Counter<'kind'>;
 }
 
 export function createMetrics(options: { role: string; defaults?: boolean }): Metrics {
@@ -48,6 +56,9 @@ export function createMetrics(options: { role: string; defaults?: boolean }): Me
       registers: [registry],
     }),
     passwordHashes: new Counter({ name: 'svc_password_hashes_total', help: 'Password hashes computed (scrypt)', labelNames: ['operation'], registers: [registry] }),
+    batchedItems: new Counter({ name: 'svc_statement_batch_items_total', help: 'Inbox inputs and seals answered, by kind (inbox, seal)', labelNames: ['kind'], registers: [registry] }),
+    batchedStatements: new Counter({ name: 'svc_statement_batch_statements_total', help: 'Statements that answered them, by kind: items / statements is the batching', labelNames: ['kind'], registers: [registry] }),
+    batchedFailures: new Counter({ name: 'svc_statement_batch_failures_total', help: 'Shared statements that failed, by kind (their items then ran alone)', labelNames: ['kind'], registers: [registry] }),
   };
 }
 

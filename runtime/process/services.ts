@@ -95,6 +95,12 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
   const keyring = await loadOrCreateKeyRing(config.encryption.key_file);
   const readiness = new Readiness();
   const metrics = createMetrics({ role });
+  const enqueues = new EnqueueBatcher(pool);
+  // Batched only where background work is not bounded (a worker): see SealBatcher.
+  const seals = new SealBatcher(backgroundLane(pool), backgroundConnections(config.database, role) === undefined ? 32 : 1);
+  for (const [kind, batcher] of [['inbox', enqueues], ['seal', seals]] as const) {
+    batcher.observe = (counted, n) => (counted === 'inputs' ? metrics.batchedItems : counted === 'statements' ? metrics.batchedStatements : metrics.batchedFailures).inc({ kind }, n);
+  }
   return {
     role,
     loaded,
@@ -106,9 +112,8 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     caches,
     credentialCache: kv.kind === 'redis' ? caches : undefined,
     histories: new HistoryPrefixes(),
-    enqueues: new EnqueueBatcher(pool),
-    // Batched only where background work is not bounded (a worker): see SealBatcher.
-    seals: new SealBatcher(backgroundLane(pool), backgroundConnections(config.database, role) === undefined ? 32 : 1),
+    enqueues,
+    seals,
     objects,
     keyring,
     metrics,

@@ -25,7 +25,15 @@ export abstract class StatementBatcher<Item, Outcome> {
   /** Items answered, the statements that answered them, and batch statements that failed (their items then ran alone). */
   readonly counts = { inputs: 0, statements: 0, failed: 0 };
 
+  /** What `counts` counts, as it happens (the process's metrics). */
+  observe: ((counted: 'inputs' | 'statements' | 'failed', n: number) => void) | undefined;
+
   constructor(private readonly maxBatch = 32) {}
+
+  private count(counted: 'inputs' | 'statements' | 'failed', n: number): void {
+    this.counts[counted] += n;
+    this.observe?.(counted, n);
+  }
 
   /** The rows an item writes that no other item of its batch may (the thread). */
   protected abstract keyOf(item: Item): string;
@@ -94,18 +102,18 @@ export abstract class StatementBatcher<Item, Outcome> {
         () => null,
       );
       if (outcomes) {
-        this.counts.inputs += batch.length;
-        this.counts.statements++;
+        this.count('inputs', batch.length);
+        this.count('statements', 1);
         batch.forEach((pending, i) => pending.resolve(outcomes[i]!));
         return;
       }
       // Nothing of the batch was written: each item as if it had come alone.
-      this.counts.failed++;
+      this.count('failed', 1);
     }
     await Promise.all(
       batch.map(async (pending) => {
-        this.counts.inputs++;
-        this.counts.statements++;
+        this.count('inputs', 1);
+        this.count('statements', 1);
         try {
           pending.resolve(await this.alone(pending.item));
         } catch (error) {

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { createLogger, createPool, EnqueueBatcher, enqueueOnThreads, STORED_ROWS, type EnqueueStatementInput, type StatementKey } from '../../../runtime/index.js';
 import { query } from '../../support/database.js';
+import { freePort } from '../../support/ports.js';
 import { newThread, send, startRunFixture, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 
 const test = suite('actors/run-engine/enqueue-batch');
@@ -16,10 +17,12 @@ let workspaceId: string;
 let revisionId: string;
 let revisionConfig: Record<string, unknown>;
 let seq = 0;
+let metricsPort = 0;
 
 test.before(async () => {
   // 5 tokens 250 ms apart: a run keeps its thread busy for over a second.
-  f = await startRunFixture({ tokenDelayMs: 250 });
+  metricsPort = await freePort();
+  f = await startRunFixture({ tokenDelayMs: 250, env: { SVC_METRICS__ENABLED: 'true', SVC_METRICS__PORT: String(metricsPort) } });
   pool = createPool({ url: f.db.url, size: 4, statementTimeoutMs: 0, applicationName: 'test', logger: createLogger({ level: 'silent' }) });
   const [row] = await query<{ workspace_id: string; id: string; config: Record<string, unknown> }>(
     f.db.url,
@@ -185,6 +188,30 @@ test('two batchers over the same threads at once: their row locks queue in threa
     await blocker.end();
     await other.end();
   }
+});
+
+/** svc_statement_batch_* of `kind`, from the service's metrics listener. */
+async function batchMetrics(kind: string): Promise<{ items: number; statements: number; failures: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const count = (name: string) => Number(new RegExp(`svc_statement_batch_${name}_total\\{kind="${kind}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return { items: count('items'), statements: count('statements'), failures: count('failures') };
+}
+
+test('the service: concurrent POSTs through the API share statements, and its metrics count them', async () => {
+  const before = await batchMetrics('inbox');
+  const threads: string[] = [];
+  for (let i = 0; i < 16; i++) threads.push(await newThread(f));
+  const answers = await Promise.all(threads.map((t, i) => send(f, `concurrent ${i}`, {}, t)));
+  answers.forEach((answer) => assert.is(answer.status, 201, JSON.stringify(answer.body)));
+  const after = await batchMetrics('inbox');
+  assert.is(after.items - before.items, 16);
+  assert.ok(after.statements - before.statements <= 16);
+  assert.is(after.failures, before.failures);
+  for (const answer of answers) await waitForRun(f, answer.body.run.id, ['completed']);
+  // Role all bounds its background work: its seals go one by one (each its own statement).
+  const seals = await batchMetrics('seal');
+  assert.ok(seals.items >= 16);
+  assert.is(seals.statements, seals.items);
 });
 
 test.run();
