@@ -9,7 +9,7 @@ type Outcome = EnqueuedInput | EnqueueKeyRefused | null;
  * The inbox POST statements of this process, several in ONE statement when they arrive together
  * (enqueueOnThreads; StatementBatcher says when): under load, the POSTs of one event-loop tick
  * share a round trip, the executor's start and a commit (one WAL flush) instead of each paying
- * its own. A failed shared statement answers each input from its own statement
+ * its own. A shared statement PostgreSQL refused answers each input from its own statement
  * (enqueueOnThread), so every answer — a 201, a key's refusal, a 404, an error the caller falls
  * back on — is the one it had alone. One input per thread per statement (keyOf): in this process
  * a thread's inputs are already serialised by its actor; this keeps the statement's precondition

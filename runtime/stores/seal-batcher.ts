@@ -5,8 +5,8 @@ import { StatementBatcher } from './statement-batcher.js';
 /**
  * The common seals of this process (sealInOneStatement), several in ONE statement when they
  * arrive together (sealManyInOneStatement; StatementBatcher says when): under load, the runs
- * that end in one event-loop tick share a round trip, the executor's start and a commit. A failed
- * shared statement — its guard (a thread that moved), a deadlock, anything — answers each seal
+ * that end in one event-loop tick share a round trip, the executor's start and a commit. A shared
+ * statement PostgreSQL refused — its guard (a thread that moved), a deadlock, any error — answers each seal
  * from its own statement, so every outcome (sealed, fenced out, declined) is the one it had alone.
  * Seals share a statement only with the same seal hooks' condition (`concernedSql`). One seal per
  * thread per statement (keyOf).

@@ -8,8 +8,12 @@
  * the one in flight (each statement takes its own pool connection).
  *
  * Answers are exactly those of each item alone: a batch's statement either commits every item it
- * made or nothing, and when it fails for any reason each of its items is run again alone
- * (`alone`) and answered from that — which raises, or declines, exactly as it did without batches.
+ * made or nothing, and when PostgreSQL answers it with an error (any SQLSTATE: the statement, its
+ * own transaction, was rolled back) each of its items is run again alone (`alone`) and answered
+ * from that — which raises, or declines, exactly as it did without batches. An error that is not
+ * PostgreSQL's answer (the connection lost, a client-side timeout) leaves the outcome unknown —
+ * the commit may have happened — so it is not retried: every item of the batch is rejected with
+ * it, as its own statement's caller would have been.
  *
  * Two items with the same conflict key (`keyOf`: the thread they write) never share a batch: the
  * second waits for the next. A batch is sent in key order (`keyOf`): its statement locks the rows
@@ -97,10 +101,20 @@ export abstract class StatementBatcher<Item, Outcome> {
 
   private async send(batch: Array<{ item: Item; resolve(outcome: Outcome): void; reject(error: unknown): void }>): Promise<void> {
     if (batch.length > 1) {
+      let unknown: { error: unknown } | null = null;
       const outcomes = await this.together(batch.map((p) => p.item)).then(
         (answered) => answered,
-        () => null,
+        (error: unknown) => {
+          if (!rolledBack(error)) unknown = { error };
+          return null;
+        },
       );
+      if (unknown) {
+        const { error } = unknown;
+        this.count('failed', 1);
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
       if (outcomes) {
         this.count('inputs', batch.length);
         this.count('statements', 1);
@@ -122,4 +136,14 @@ export abstract class StatementBatcher<Item, Outcome> {
       }),
     );
   }
+}
+
+/**
+ * Whether `error` is PostgreSQL's answer to the statement (a DatabaseError: a severity and a
+ * five-character SQLSTATE), so that the statement — its own implicit transaction — was rolled
+ * back. A Node error (ECONNRESET, a timeout, "Connection terminated") carries no such answer.
+ */
+export function rolledBack(error: unknown): boolean {
+  const e = error as { code?: unknown; severity?: unknown } | null;
+  return typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && typeof e.severity === 'string';
 }
