@@ -14,6 +14,7 @@ export * from './objects/index.js';
 export * from './displays/index.js';
 export * from './keyring/index.js';
 export * from './streams/index.js';
+export * from './tick/index.js';
 export * from './events/index.js';
 export * from './mail/index.js';
 export * from './outbox/index.js';

@@ -65,6 +65,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     throw new Error('kv.url is required for role control or worker: the in-process bus works only for role all in a single process');
   }
   const { url, embedded } = await openDatabaseUrl(loaded, logger);
+  const background = backgroundConnections(config.database, role);
   const pool = createPool({
     url,
     size: config.database.pool_size,
@@ -72,7 +73,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
     preparedStatements: config.database.prepared_statements,
     applicationName: `svc-service:${role}`,
     logger,
-    backgroundConnections: backgroundConnections(config.database, role),
+    backgroundConnections: background,
   });
   const kv = config.kv.url === '' ? createMemoryKv({ prefix: config.kv.key_prefix }) : createRedisKv({ url: config.kv.url, prefix: config.kv.key_prefix, logger });
   // Startup does not wait long for Redis: losing it only degrades the process.
@@ -97,7 +98,7 @@ export async function openServices(loaded: LoadedConfig, role: Role, logger: Log
   const metrics = createMetrics({ role });
   const enqueues = new EnqueueBatcher(pool);
   // Batched only where background work is not bounded (a worker): see SealBatcher.
-  const seals = new SealBatcher(backgroundLane(pool), backgroundConnections(config.database, role) === undefined ? 32 : 1);
+  const seals = new SealBatcher(backgroundLane(pool), background === undefined ? 32 : 1);
   for (const [kind, batcher] of [['inbox', enqueues], ['seal', seals]] as const) {
     batcher.observe = (counted, n) => (counted === 'inputs' ? metrics.batchedItems : counted === 'statements' ? metrics.batchedStatements : metrics.batchedFailures).inc({ kind }, n);
   }

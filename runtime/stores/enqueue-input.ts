@@ -172,8 +172,9 @@ export async function enqueueOnThread(db: Queryable, input: EnqueueStatementInpu
  * (EnqueueBatcher keeps a thread's inputs in separate batches; UPDATE … FROM would apply only
  * one of two rows matching the same thread). Each input's gate is its own (its key's try-lock,
  * g; its record, x): a refused input writes nothing, the others are made. The statement either
- * commits every input it made or none (any error aborts it whole: the batcher then runs each
- * input alone, with ENQUEUE_SQL, so a batch answers exactly as its inputs one by one would).
+ * commits every input it made or none (any error aborts it whole: on an error PostgreSQL answers,
+ * the batcher then runs each input alone, with ENQUEUE_SQL, so a batch answers exactly as its
+ * inputs one by one would; StatementBatcher).
  * Rows are joined back to their input by the ids the input chose (thread, entry, run), never
  * by position. The invariants of ENQUEUE_SQL hold per input: positions and the current run are
  * taken under each thread's row lock by the UPDATE; the entry, run and attempt are inserted

@@ -5,7 +5,7 @@ import type { RunItem } from './run-items.js';
 import { sealValues, type SealChange } from './run-leases.js';
 import { releaseStatement } from './seal-release.js';
 import { mapRun, type RunRow } from './runs.js';
-import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
+import { mapThreadState, T_STATE_COLUMNS, type ThreadState } from './threads.js';
 
 /** division_by_zero: raised by the statement's guard (a thread that moved between its snapshot and its update). */
 const PG_DIVISION_BY_ZERO = '22012';
@@ -120,7 +120,8 @@ export async function sealInOneStatement(db: Queryable, seal: OneStatementSeal):
  * (declined, as alone) and one fenced out writes nothing (as alone), while the others are made.
  * A seal that matched but whose thread was not released (an input arrived in between) fails the
  * whole statement (guard: sealed and freed must count the same), as does any other error: then
- * nothing of it was written and each seal runs alone (sealInOneStatement).
+ * nothing of it was written and, on an error PostgreSQL answers, each seal runs alone
+ * (sealInOneStatement; StatementBatcher).
  * Lock order: the runs' rows, then the threads' rows, each in the seals' order (SealBatcher
  * sends them in thread order), as one seal alone locks its run's row, then its thread's.
  */
@@ -172,7 +173,7 @@ const sealBatchSql = (concernedSql: string | null): string => `with i as (
          from i
         where t.id = any($13::text[]) and t.id = i.i_thread and exists (select 1 from sealed s where s.id = i.i_run)
           and t.current_run_id = i.i_run and t.next_position = (select snap_position from snap where snap.snap_run = i.i_run)
-        returning ${STATE_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ')}
+        returning ${T_STATE_COLUMNS}
      ), guard as (
        -- A division by a count, inside a CASE: nothing the planner could fold, evaluated only
        -- when some seal matched and its thread was not released (see sqlFor's guard).

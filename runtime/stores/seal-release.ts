@@ -3,7 +3,7 @@ import { mapEntry, type InboxEntry } from './inbox-entries.js';
 import { sealCtes, sealValues, type SealChange } from './run-leases.js';
 import { INSERT_ITEMS_SELECT, type RunItem } from './run-items.js';
 import { mapRun, type RunRow } from './runs.js';
-import { mapThreadState, STATE_COLUMNS, type ThreadState } from './threads.js';
+import { mapThreadState, T_STATE_COLUMNS, type ThreadState } from './threads.js';
 
 /**
  * The release statement's text, shared by sealReleasingThread and sealInOneStatement (seal-one.ts):
@@ -25,7 +25,7 @@ export function releaseStatement(options: { append: boolean; itemsParam: number 
      ), freed as (
        update threads t set ${append ? 'message_history = message_history || $14::jsonb, ' : ''}current_run_id = null, last_run_id = $1, updated_at = now(), version = version + 1
         where t.id = $13 and exists (select 1 from sealed)${options.freedAlso ? ` and ${options.freedAlso}` : ''}
-        returning ${STATE_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ')}
+        returning ${T_STATE_COLUMNS}
      )${options.after ? `, ${options.after}` : ''}
      select ${options.columns ? `${options.columns}, ` : ''}s.*, (select to_jsonb(f) from finished f) as released_entry, (select to_jsonb(t) from freed t) as released_thread${append ? ', case when $15::boolean then $14::jsonb::text end as appended_text' : ''}
      from ${options.outer ? '(select) one left join sealed s on true' : 'sealed s'}`;

@@ -1,11 +1,12 @@
+import { TickFlush } from '../tick/index.js';
 /**
  * Several callers' statements of one kind as ONE statement when they arrive together: the shape
  * shared by the inbox POST's (EnqueueBatcher) and the seal's (SealBatcher).
  *
  * When nothing is in flight an item leaves at once (at the end of the current microtask run,
  * with whatever was issued in it): a lone caller never waits for a batch. While a statement is in
- * flight, items queue until the tick's end (setImmediate) and leave together, without waiting for
- * the one in flight (each statement takes its own pool connection).
+ * flight, items queue until the tick's end and leave together (TickFlush, the command batcher's
+ * rule), without waiting for the one in flight (each statement takes its own pool connection).
  *
  * Answers are exactly those of each item alone: a batch's statement either commits every item it
  * made or nothing, and when PostgreSQL answers it with an error (any SQLSTATE: the statement, its
@@ -24,8 +25,7 @@
 export abstract class StatementBatcher<Item, Outcome> {
   private queue: Array<{ item: Item; resolve(outcome: Outcome): void; reject(error: unknown): void }> = [];
   private inFlight = 0;
-  private dueNow = false;
-  private dueAtTickEnd = false;
+  private readonly flushes = new TickFlush(() => this.flush());
   /** Items answered, the statements that answered them, and batch statements that failed (their items then ran alone). */
   readonly counts = { inputs: 0, statements: 0, failed: 0 };
 
@@ -53,21 +53,7 @@ export abstract class StatementBatcher<Item, Outcome> {
   run(item: Item): Promise<Outcome> {
     return new Promise<Outcome>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (this.dueNow) return;
-      if (this.inFlight === 0 && !this.dueAtTickEnd) {
-        this.dueNow = true;
-        queueMicrotask(() => {
-          this.dueNow = false;
-          this.flush();
-        });
-        return;
-      }
-      if (this.dueAtTickEnd) return;
-      this.dueAtTickEnd = true;
-      setImmediate(() => {
-        this.dueAtTickEnd = false;
-        this.flush();
-      });
+      this.flushes.schedule(this.inFlight);
     });
   }
 

@@ -42,6 +42,9 @@ export interface ThreadRow extends ThreadState {
 export const STATE_COLUMNS = `id, workspace_id, session_id, labels, current_run_id, last_run_id, origin, origin_run_id, origin_thread_id,
   origin_tool_call_id, subagent, mcp_headers, message_count, archived_at, created_at, updated_at, version, next_position`;
 
+/** STATE_COLUMNS qualified by the alias `t` (a statement whose other relations share column names). */
+export const T_STATE_COLUMNS = STATE_COLUMNS.split(',').map((c) => `t.${c.trim()}`).join(', ');
+
 export const mapThreadState = (row: Record<string, unknown>): ThreadState => ({
   id: row.id as string,
   workspace_id: row.workspace_id as string,

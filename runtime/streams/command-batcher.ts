@@ -1,4 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import { TickFlush } from '../tick/index.js';
 
 type Replies = Array<[Error | null, unknown]>;
 
@@ -43,10 +44,7 @@ interface Queued {
 export class CommandBatcher {
   private queue: Queued[] = [];
   private inFlight = 0;
-  /** A flush is due at the end of the microtask run (urgent, or nothing in flight). */
-  private dueNow = false;
-  /** A flush is due at the tick's end (setImmediate). */
-  private dueAtTickEnd = false;
+  private readonly flushes = new TickFlush(() => this.flush());
 
   constructor(private readonly redis: Redis) {}
 
@@ -57,21 +55,7 @@ export class CommandBatcher {
   run(build: (pipeline: ChainableCommander) => void, count: number, records = 0, urgent = false): Promise<Replies> {
     return new Promise((resolve) => {
       this.queue.push({ build, count, records, resolve });
-      if (this.dueNow) return;
-      if (urgent || (this.inFlight === 0 && !this.dueAtTickEnd)) {
-        this.dueNow = true;
-        queueMicrotask(() => {
-          this.dueNow = false;
-          this.flush();
-        });
-        return;
-      }
-      if (this.dueAtTickEnd) return;
-      this.dueAtTickEnd = true;
-      setImmediate(() => {
-        this.dueAtTickEnd = false;
-        this.flush();
-      });
+      this.flushes.schedule(this.inFlight, urgent);
     });
   }
 

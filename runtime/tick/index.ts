@@ -1,0 +1,1 @@
+export * from './tick-flush.js';
