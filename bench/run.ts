@@ -9,7 +9,7 @@ import { nodeHttpHello } from './ceilings/node-http-hello.js';
 import { pgCommit } from './ceilings/pg-commit.js';
 import { redisPubsub } from './ceilings/redis-pubsub.js';
 import { uwsHello } from './ceilings/uws-hello.js';
-import { checkTargets, computeRatios, describeMachine, renderTable, type BenchReport } from './report.js';
+import { checkTargets, compareToReference, computeRatios, describeMachine, renderTable, type BenchReport } from './report.js';
 import { assertLoopback, measureAutocannon, type BenchContext, type Figures, type Scenario } from './scenario.js';
 import { apiRead } from './scenarios/api-read.js';
 import { apiWrite } from './scenarios/api-write.js';
@@ -177,6 +177,7 @@ function buildReport(settings: Settings, ran: Scenario[], results: Map<string, F
     scenarios: pick('scenario'),
     ratios,
     targets: checkTargets(ran, results, ratios, ISSUE_TARGETS),
+    machine_vs_reference: compareToReference(results),
   };
 }
 

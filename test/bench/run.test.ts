@@ -45,7 +45,10 @@ test('prints one JSON document with positive ceiling, machine-cost and codec fig
     // I/O edge: the document is parsed from the child's stdout.
     const doc = JSON.parse(r.stdout) as Record<string, any>;
     assert.equal(JSON.parse(readFileSync(out, 'utf8')), doc);
-    assert.equal(Object.keys(doc).sort(), ['ceilings', 'finished_at', 'machine', 'ratios', 'scenarios', 'settings', 'started_at', 'targets']);
+    assert.equal(Object.keys(doc).sort(), ['ceilings', 'finished_at', 'machine', 'machine_vs_reference', 'ratios', 'scenarios', 'settings', 'started_at', 'targets']);
+    // The ceilings that ran are compared with the reference machine's; pg-commit did not run.
+    for (const key of ['machine.syscall_ns', 'machine.page_fault_us', 'uws-hello.plain_requests_per_sec']) positiveNumber(doc.machine_vs_reference, key);
+    assert.is(doc.machine_vs_reference['pg-commit.commits_per_sec'], null);
     positiveNumber(doc.machine, 'cpus');
     assert.type(doc.machine.node, 'string');
     assert.equal(Object.keys(doc.ceilings), ['uws-hello', 'machine']);
@@ -62,6 +65,7 @@ test('prints one JSON document with positive ceiling, machine-cost and codec fig
     assert.ok(target, 'the checkpoint target is reported');
     assert.type(target.met, 'boolean');
     assert.match(r.stderr, 'targets', 'the human table goes to stderr');
+    assert.match(r.stderr, 'this machine ÷ reference', 'the table says how this machine compares with the reference run');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
