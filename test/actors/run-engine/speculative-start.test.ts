@@ -136,6 +136,12 @@ test('a replayed Idempotency-Key starts no run: its speculation is dropped and n
   assert.equal((await assistantTexts(first.body.run.id)).filter((t) => t.includes('answer')).length, 1);
 });
 
+/** The text of a model request's last user message (the input the request answers). */
+function lastUserText(body: unknown): string {
+  const messages = ((body as { messages?: Array<{ role: string; content: unknown }> } | undefined)?.messages ?? []).filter((m) => m.role === 'user');
+  return JSON.stringify(messages.at(-1)?.content ?? '');
+}
+
 /** svc_attempt_speculations_total by outcome, from the process's metrics listener. */
 async function speculations(): Promise<{ adopted: number; discarded: number }> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
@@ -148,7 +154,10 @@ test('concurrent inputs on shared threads: every input one run with one answer, 
   const threads = await Promise.all(Array.from({ length: 4 }, () => newThread(f)));
   const keys: Array<{ thread: string; key: string }> = [];
   for (const [t, thread] of threads.entries()) for (let i = 0; i < 6; i++) keys.push({ thread, key: `spec-load-${t}-${i}` });
-  for (const { key } of keys) scripts.set(key, [{ type: 'text', text: `reply ${key}` }]);
+  // An input may be asked more than once: a speculation discarded under this load (its thread
+  // turned out busy, or its statement fell back to the transaction path, which speculates again)
+  // has had its model request cancelled early. The model answers each key alike every time.
+  for (const { key } of keys) scripts.set(key, Array.from({ length: 8 }, () => ({ type: 'text' as const, text: `reply ${key}` })));
   // Six inputs per thread at once: the first of each starts a run, the rest queue behind it.
   const posted = await Promise.all(keys.map(({ thread, key }) => send(f, key, {}, thread)));
   for (const p of posted) assert.is(p.status, 201, JSON.stringify(p.body));
@@ -169,10 +178,15 @@ test('concurrent inputs on shared threads: every input one run with one answer, 
     const texts = await assistantTexts(run.id);
     assert.is(texts.length, 1, `one answer in run ${run.id}: ${JSON.stringify(texts)}`);
   }
+  // Each input was asked; every request beyond one per input was a discarded speculation's.
+  const after = await speculations();
+  const asked = keys.map(({ key }) => f.model.requests.filter((r) => lastUserText(r.body).includes(key)).length);
+  assert.ok(asked.every((n) => n >= 1), `every input asked: ${JSON.stringify(asked)}`);
+  const extra = asked.reduce((sum, n) => sum + n - 1, 0);
+  assert.ok(extra <= after.discarded - before.discarded, `requests beyond one per input (${extra}) are discarded speculations' (${after.discarded - before.discarded})`);
   // The thread's actor runs a process's inputs for one thread one at a time: the first of each
   // thread speculates and is adopted; the rest mostly find its run hosted here and do not
   // speculate (one that comes after the thread freed up may, and is adopted too).
-  const after = await speculations();
   assert.ok(after.adopted - before.adopted >= threads.length, `adopted: ${JSON.stringify({ before, after })}`);
 });
 
