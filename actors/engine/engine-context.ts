@@ -53,9 +53,11 @@ export interface LocalRunHost {
   /**
    * A slot, held until start or release; null when the host has none (full, draining, no session
    * lock). `sealing`: the run whose seal asks, when its attempt runs here — its slot passes to
-   * the thread's next run even if no other is free (see WorkerHost.reserve).
+   * the thread's next run even if no other is free (see WorkerHost.reserve). `inputThread`: an
+   * inbox input's thread, reserved for before its statement knows whether the thread is idle;
+   * none while a run of that thread executes here (see WorkerHost.reserve).
    */
-  reserve(sealing?: string): LocalClaim | null;
+  reserve(sealing?: string, inputThread?: string): LocalClaim | null;
 }
 
 /**
@@ -99,11 +101,14 @@ export class LocalClaims {
   /** `sealing`: the run being sealed, for a seal that may start the thread's next run. */
   constructor(private readonly sealing?: string) {}
 
-  /** The slot held, else one of the first local host with room; null: the run is accepted for any worker. */
-  reserve(context: EngineContext): LocalClaim | null {
+  /**
+   * The slot held, else one of the first local host with room; null: the run is accepted for any
+   * worker. `inputThread`: see LocalRunHost.reserve.
+   */
+  reserve(context: EngineContext, inputThread?: string): LocalClaim | null {
     if (this.claim) return this.claim;
     for (const host of context.localHosts) {
-      this.claim = host.reserve(this.sealing);
+      this.claim = host.reserve(this.sealing, inputThread);
       if (this.claim) break;
     }
     return this.claim;

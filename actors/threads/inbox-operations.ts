@@ -265,7 +265,7 @@ function statementInput(context: EngineContext, target: EnqueueTarget, checked: 
     },
     accepted_channel: CHANNEL_RUN_ACCEPTED,
     steer_channel: CHANNEL_STEER,
-    claim: local.reserve(context),
+    claim: local.reserve(context, target.threadId),
     history_prefix: context.services.histories.get(target.threadId),
   };
 }

@@ -113,9 +113,18 @@ export class WorkerHost implements Stoppable, LocalRunHost {
    * hosted here, its slot is handed on whatever else is free: the seal ends it, so the sealing
    * worker keeps the thread's next run deterministically (not only when no claim statement
    * happens to be in flight, whose claimingFor takes every free slot for its round trip).
+   *
+   * `inputThread`: the thread of an inbox input, whose statement will learn only under the
+   * thread's row lock whether it starts a run. While a run of that thread executes here, the
+   * thread is busy and the input will queue behind that run, so it takes no slot: held for the
+   * statement's round trip, the slot would only keep a run of another thread from starting here
+   * (claimed, or accepted and speculated) meanwhile. Should that run end before the statement
+   * locks the row, the input's run is accepted for any worker and claimed as every unclaimed
+   * run is (NOTIFY); nothing but its early start depends on the reservation.
    */
-  reserve(sealing?: string): LocalClaim | null {
+  reserve(sealing?: string, inputThread?: string): LocalClaim | null {
     if (this.stopping || !this.listener.ready) return null;
+    if (inputThread !== undefined && this.hostsThread(inputThread)) return null;
     if (this.free <= 0 && (sealing === undefined || !this.running.has(sealing))) return null;
     this.reserved++;
     const workerId = this.id;

@@ -185,8 +185,11 @@ test('concurrent inputs on shared threads: every input one run with one answer, 
   const extra = asked.reduce((sum, n) => sum + n - 1, 0);
   assert.ok(extra <= after.discarded - before.discarded, `requests beyond one per input (${extra}) are discarded speculations' (${after.discarded - before.discarded})`);
   // The thread's actor runs a process's inputs for one thread one at a time: the first of each
-  // thread speculates and is adopted; the rest mostly find its run hosted here and do not
-  // speculate (one that comes after the thread freed up may, and is adopted too).
+  // thread speculates and is adopted; the rest mostly find its run hosted here, and neither take
+  // a slot nor speculate (one that comes after the thread freed up may, and is adopted too). So
+  // the four first inputs always find a slot of the eight (WorkerHost.reserve): before, queued
+  // inputs held slots for their statements' round trips and one first input could find none
+  // (seen under load on a PVM machine, session 22).
   assert.ok(after.adopted - before.adopted >= threads.length, `adopted: ${JSON.stringify({ before, after })}`);
 });
 
