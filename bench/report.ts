@@ -38,7 +38,7 @@ export interface BenchReport {
  * bench/results-2026-11-29-session20.json): its ceilings, the figures the issue's absolute
  * targets (ms, runs/s, req/s) were last measured against with all but two met. Virtual machines
  * differ far more in the price of a system call or a page fault than in arithmetic (a PVM guest
- * charged 12× the system call and 8× the page fault, session 22), so the report prints how this
+ * charged 11× the system call and 8× the page fault, session 22), so the report prints how this
  * machine compares before anyone reads its milliseconds against the targets.
  */
 export const REFERENCE_MACHINE = {

@@ -1,4 +1,4 @@
-import { startModelServer, type ModelScript, type ModelScriptFn, type ModelServer } from '../../bench/model-server.js';
+import { startModelServer, type ModelScript, type ModelScriptFn, type ModelServer, type RecordedRequest } from '../../bench/model-server.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { apiKeyClient, login, seedOrganization, type Client } from './identity.js';
 import { startTestService, type TestService } from './service.js';
@@ -117,4 +117,16 @@ export async function until<T>(probe: () => Promise<T> | T, accept: (value: T) =
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms: ${JSON.stringify(value)?.slice(0, 300)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** The model requests of the fixture whose messages mention `text` anywhere (history included). */
+export function requestsMentioning(fixture: RunFixture, text: string): RecordedRequest[] {
+  return fixture.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(text));
+}
+
+/** svc_attempt_speculations_total by outcome, from the metrics listener on `metricsPort`. */
+export async function speculationCounts(metricsPort: number): Promise<{ adopted: number; discarded: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const count = (outcome: string) => Number(new RegExp(`svc_attempt_speculations_total\\{outcome="${outcome}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return { adopted: count('adopted'), discarded: count('discarded') };
 }

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ModelScript, RecordedRequest } from '../../../bench/model-server.js';
-import { send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
+import { requestsMentioning, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 
 // A model or provider disabled while a run executes refuses that run's next model request with
 // `disabled` (spec 2.2, 2.13 rule 4): the attempt asks its host for the model before every
@@ -16,7 +16,7 @@ let providerId: string;
 const scripts = new Map<string, ModelScript[]>();
 
 const newThread = async (): Promise<string> => (await f.client.post(`/api/v1/sessions/${f.sessionId}/threads`, {})).body.id;
-const requestsFor = (key: string): RecordedRequest[] => f.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(key));
+const requestsFor = (key: string): RecordedRequest[] => requestsMentioning(f, key);
 const isReview = (r: RecordedRequest): boolean => JSON.stringify(r.body?.messages ?? []).includes('You review tool calls');
 
 test.before(async () => {

@@ -8,7 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { query } from '../../support/database.js';
 import { freePort } from '../../support/ports.js';
-import { keyedScript, newThread, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
+import { keyedScript, newThread, requestsMentioning, send, speculationCounts, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 import type { ModelScript } from '../../../bench/model-server.js';
 
 const test = suite('actors/run-engine/slot-reservation');
@@ -24,13 +24,8 @@ test.after(async () => {
   await f?.stop();
 });
 
-/** svc_attempt_speculations_total{outcome="adopted"}, from the process's metrics listener. */
-async function adopted(): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  return Number(/svc_attempt_speculations_total\{outcome="adopted"[^}]*\} (\d+)/.exec(text)?.[1] ?? 0);
-}
-
-const requestsFor = (key: string) => f.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(key));
+const adopted = async (): Promise<number> => (await speculationCounts(metricsPort)).adopted;
+const requestsFor = (key: string) => requestsMentioning(f, key);
 
 test('an input queued behind a run executing here holds no slot: an idle thread\'s input starts meanwhile', async () => {
   const busy = await newThread(f);

@@ -16,7 +16,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { query } from '../../support/database.js';
 import { freePort } from '../../support/ports.js';
-import { keyedScript, newThread, send, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
+import { keyedScript, newThread, requestsMentioning, send, speculationCounts, startRunFixture, until, waitForRun, type RunFixture } from '../../support/run-fixture.js';
 import type { ModelScript } from '../../../bench/model-server.js';
 
 const test = suite('actors/run-engine/speculative-start');
@@ -33,7 +33,7 @@ test.after(async () => {
 });
 
 /** The model requests whose messages mention `key`. */
-const requestsFor = (key: string) => f.model.requests.filter((r) => JSON.stringify(r.body?.messages ?? []).includes(key));
+const requestsFor = (key: string) => requestsMentioning(f, key);
 
 /** Holds the thread's row lock in a transaction of its own until `release` (optionally changing the row first). */
 async function lockThread(threadId: string, change?: string): Promise<{ release(): Promise<void> }> {
@@ -142,12 +142,7 @@ function lastUserText(body: unknown): string {
   return JSON.stringify(messages.at(-1)?.content ?? '');
 }
 
-/** svc_attempt_speculations_total by outcome, from the process's metrics listener. */
-async function speculations(): Promise<{ adopted: number; discarded: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  const count = (outcome: string) => Number(new RegExp(`svc_attempt_speculations_total\\{outcome="${outcome}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? 0);
-  return { adopted: count('adopted'), discarded: count('discarded') };
-}
+const speculations = () => speculationCounts(metricsPort);
 
 test('concurrent inputs on shared threads: every input one run with one answer, each in its thread\'s history once', async () => {
   const before = await speculations();
