@@ -1,6 +1,7 @@
 // Watches one thread's live stream for the run scenarios, timestamping every event on arrival.
 // Two sources, tried in this order:
-//   sse          GET /api/v1/threads/{id}/stream (text/event-stream), what a client sees;
+//   sse          GET /api/v1/threads/{id}/stream (text/event-stream), what a client sees; a
+//                watch is returned once the stream says `stream.live` (subscribed);
 //   redis-xread  XREAD BLOCK on the service's own Redis stream of the thread
 //                (`<kv prefix>stream:<thread id>`, runtime/streams/stream-bus.ts): the point
 //                where the worker has published the event, one hop before a control process
@@ -37,6 +38,8 @@ export interface ThreadWatch {
 }
 
 const BLOCK_MS = 1_000;
+/** How long a new SSE subscription may take to be established (`stream.live`). */
+const LIVE_TIMEOUT_MS = 15_000;
 
 class EventLog {
   private readonly seen: SeenEvent[] = [];
@@ -100,6 +103,16 @@ async function watchSse(seed: SeededWorkspace, threadId: string): Promise<Thread
     }
   });
   response.on('error', () => undefined); // destroyed at close()
+  // Resolved once the subscription is established (`stream.live`: every later event follows),
+  // as a client that subscribes before it posts would wait: the subscription's own set-up
+  // (the hub's reads of the thread's stream) is then not inside a scenario's timed interval.
+  try {
+    const live = await log.next((e) => e.type === 'stream.live', LIVE_TIMEOUT_MS, 'stream.live');
+    log.forgetThrough(live);
+  } catch (error) {
+    request.destroy();
+    throw error;
+  }
   return { source: 'sse', next: (m, t) => log.next(m, t, 'SSE'), forgetThrough: (e) => log.forgetThrough(e), close: () => request.destroy() };
 }
 

@@ -11,8 +11,8 @@
 // same item in a turn — a network read that carried many SSE events — are concatenated into
 // one message. Each post is a structured clone and a cross-thread wake-up of the host; a run
 // that posted 8 messages posts 2 or 3.
-import type { MessagePort } from 'node:worker_threads';
 import { checkSchema } from '../../runtime/providers/model-adapters/index.js';
+import type { AttemptPortLike } from './attempt-link.js';
 import { HostMessage, type AttemptMessage, type AttemptPost, type SteerEntry } from './attempt-protocol.js';
 
 type DeltaMessage = Extract<AttemptMessage, { type: 'item.delta' }>;
@@ -62,7 +62,7 @@ export class AttemptPort implements HostPort {
   };
   private readonly onMessage = (message: unknown): void => this.receive(message);
 
-  constructor(private readonly port: MessagePort) {
+  constructor(private readonly port: AttemptPortLike) {
     port.on('message', this.onMessage);
   }
 

@@ -257,3 +257,16 @@ export function forEachAttemptMessage(post: AttemptPost, handle: (message: Attem
   if (post.type === 'batch') for (const message of post.messages) handle(message);
   else handle(post);
 }
+
+/** The message that hands an attempt thread's link to the host, over the thread's parentPort (attempt-link.ts). */
+export const ATTEMPT_LINK = 'attempt.link';
+
+/**
+ * What crosses a link, both ways: one attempt's AttemptPost or HostMessage under the channel
+ * number its task was given. `message` null (attempt → host only): the channel's hello, which
+ * binds the channel to the link and carries nothing.
+ */
+export interface LinkMessage {
+  channel: number;
+  message: unknown;
+}

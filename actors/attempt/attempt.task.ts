@@ -1,22 +1,24 @@
-// The attempt as a Piscina task (DESIGN.md "Attempt"). The host passes the start message and a
-// MessagePort (also in Piscina's transferList); the task posts AttemptMessages on the port and
-// resolves only after its terminal `done`. It never opens PostgreSQL, Redis or the object store:
-// it imports the model adapters and nothing of runtime/index.ts (which would pull pg and
+// The attempt as a Piscina task (DESIGN.md "Attempt"). The host passes the start message and the
+// number of the attempt's channel on this thread's link to the host (attempt-link.ts); the task
+// posts AttemptMessages on that channel and resolves only after its terminal `done`. It never
+// opens PostgreSQL, Redis or the object store: it imports the model adapters and nothing of
+// runtime/index.ts (which would pull pg and
 // ioredis into every worker thread).
-import type { MessagePort } from 'node:worker_threads';
 import { AgentLoop } from './agent-loop.js';
+import { openLinkedPort } from './attempt-link.js';
 import { AttemptPort } from './attempt-port.js';
 import type { AttemptStart, DoneMessage } from './attempt-protocol.js';
 import { prepareAttempt } from './attempt-setup.js';
 
 export interface AttemptTask {
   start: AttemptStart;
-  port: MessagePort;
+  /** The attempt's channel on this thread's link (the host's AttemptPool numbers them). */
+  channel: number;
 }
 
-export default async function runAttempt({ start: sent, port }: AttemptTask): Promise<void> {
+export default async function runAttempt({ start: sent, channel }: AttemptTask): Promise<void> {
   const start = withHistory(sent);
-  const attemptPort = new AttemptPort(port);
+  const attemptPort = new AttemptPort(openLinkedPort(channel));
   try {
     attemptPort.post(await finish(start, attemptPort));
   } finally {

@@ -1,5 +1,3 @@
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import type { Piscina } from 'piscina';
 import {
   backgroundLane,
   AppError,
@@ -16,7 +14,7 @@ import {
   type RunRow,
   type JsonArray,
 } from '../../runtime/index.js';
-import { forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart, type DoneMessage } from '../attempt/index.js';
+import { forEachAttemptMessage, type AttemptMessage, type AttemptPool, type AttemptPost, type AttemptStart, type DoneMessage, type HostChannel } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, type EngineContext } from '../engine/index.js';
 import { sealAndAdvance } from '../threads/index.js';
 import { packDisplayPages, PAGE_ITEMS } from './display-pages.js';
@@ -57,7 +55,7 @@ export class AttemptRunner {
    * step then releases it (commitEndingStepIn); without one, it folds into the seal.
    */
   private checkpointed: boolean;
-  private port: MessagePort | null = null;
+  private port: HostChannel | null = null;
   private lost = false;
 
   /**
@@ -86,7 +84,7 @@ export class AttemptRunner {
   constructor(
     private readonly context: EngineContext,
     private readonly models: ModelSources,
-    private readonly pool: Piscina,
+    private readonly pool: AttemptPool,
     readonly run: RunRow,
     /** The run's running status is on the stream already (claimed at acceptance, see WorkerHost.reserve). */
     private readonly announced = false,
@@ -175,11 +173,11 @@ export class AttemptRunner {
     // A later attempt's first event anchors its tail, which raises the run's fence: from here on
     // an earlier attempt still running somewhere (a zombie) publishes nothing (PublishOptions.fence).
     if (this.run.attempts > 1) await this.context.bus.publishAnchored(this.run.thread_id, { run_id: this.run.id, attempt: this.run.attempts }, [{ type: 'tail.reset', run_id: this.run.id, ordinal: this.run.next_ordinal, attempt: this.run.attempts }]);
-    const channel = new MessageChannel();
-    this.port = channel.port1;
+    const { channel, task } = this.pool.run(start);
+    this.port = channel;
     // A batch is the messages of one turn of the attempt, handled one by one in their order.
     this.port.on('message', (post: AttemptPost) => forEachAttemptMessage(post, (message) => this.onPortMessage(message)));
-    this.pool.run({ start, port: channel.port2 }, { transferList: [channel.port2] as never }).catch((error: unknown) => this.taskCrashed(error));
+    task.catch((error: unknown) => this.taskCrashed(error));
     return true;
   }
 

@@ -1,8 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import type { Piscina } from 'piscina';
 import type { EnvironmentRuntime, JsonArrayText, RunRow, Services } from '../../runtime/index.js';
-import type { AttemptPost, AttemptStart } from '../attempt/index.js';
+import type { AttemptPool, AttemptPost, AttemptStart, HostChannel } from '../attempt/index.js';
 import { prepareAttempt } from './prepare-attempt.js';
 import type { ModelSources } from './run-models.js';
 
@@ -27,7 +25,7 @@ import type { ModelSources } from './run-models.js';
  */
 export class SpeculativeAttempt {
   private readonly held: AttemptPost[] = [];
-  private port: MessagePort | null = null;
+  private port: HostChannel | null = null;
   private crashed: { error: unknown } | null = null;
   private onCrash: ((error: unknown) => void) | null = null;
   private discarded = false;
@@ -41,7 +39,7 @@ export class SpeculativeAttempt {
   constructor(
     services: Services,
     models: ModelSources,
-    pool: Piscina,
+    pool: AttemptPool,
     environments: EnvironmentRuntime,
     /** The run as the accepting statement will insert it, if the thread is as this process holds it. */
     readonly run: RunRow,
@@ -50,7 +48,7 @@ export class SpeculativeAttempt {
     this.ready = this.begin(services, models, pool, environments, history).catch(() => false);
   }
 
-  private async begin(services: Services, models: ModelSources, pool: Piscina, environments: EnvironmentRuntime, history: JsonArrayText | undefined): Promise<boolean> {
+  private async begin(services: Services, models: ModelSources, pool: AttemptPool, environments: EnvironmentRuntime, history: JsonArrayText | undefined): Promise<boolean> {
     let start: AttemptStart;
     try {
       start = await prepareAttempt(services, models, this.run, { environments, signal: this.signal.signal }, history);
@@ -61,10 +59,10 @@ export class SpeculativeAttempt {
       return false;
     }
     if (this.discarded) return false;
-    const channel = new MessageChannel();
-    this.port = channel.port1;
+    const { channel, task } = pool.run(start);
+    this.port = channel;
     this.port.on('message', this.hold);
-    pool.run({ start, port: channel.port2 }, { transferList: [channel.port2] as never }).then(
+    task.then(
       () => this.settled(null),
       (error: unknown) => this.settled({ error }),
     );
@@ -91,7 +89,7 @@ export class SpeculativeAttempt {
    * to `onMessage` in order, then every later one (synchronously, so none is skipped or
    * reordered); `onCrash` hears a task that died before its `done`, whenever it did.
    */
-  adopt(onMessage: (post: AttemptPost) => void, onCrash: (error: unknown) => void): MessagePort {
+  adopt(onMessage: (post: AttemptPost) => void, onCrash: (error: unknown) => void): HostChannel {
     const port = this.port!;
     port.off('message', this.hold);
     for (const post of this.held.splice(0)) onMessage(post);

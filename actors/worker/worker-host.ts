@@ -1,7 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
 import { AccessTokenCache, claimRuns, createProviderRegistry, holdWorkerSession, ID_PREFIX, newId, randomWorkerId, type ClaimedRun, type JsonArray, type JsonArrayText, type RunRow, type Services, type Stoppable } from '../../runtime/index.js';
-import { ATTEMPT_TASK_FILE, attemptPoolOptions, attemptThreadExecArgv } from '../attempt/index.js';
+import { AttemptPool, attemptPoolOptions, attemptThreadExecArgv } from '../attempt/index.js';
 import { CHANNEL_RUN_ACCEPTED, CHANNEL_RUN_CANCEL, CHANNEL_STEER, type EngineContext, type LocalClaim, type LocalRunHost } from '../engine/index.js';
 import { AttemptRunner } from './attempt-runner.js';
 import { NotificationListener } from './notification-listener.js';
@@ -41,7 +40,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
   /** Steer NOTIFYs for runs not hosted (yet), by run id, with when (noteEarlySteer). */
   private readonly earlySteers = new Map<string, number>();
   private readonly models: ModelSources;
-  private readonly pool: Piscina;
+  private readonly pool: AttemptPool;
   private readonly listener: NotificationListener;
   private poller: NodeJS.Timeout | null = null;
   private claiming: Promise<void> | null = null;
@@ -72,7 +71,7 @@ export class WorkerHost implements Stoppable, LocalRunHost {
     const { config } = context.services;
     this.models = { registry: createProviderRegistry({ enableLocalEnvironment: config.environments.enable_local }), tokens: new AccessTokenCache() };
     const shape = poolShape(config.worker.slots);
-    this.pool = new Piscina({ filename: ATTEMPT_TASK_FILE, ...shape, ...attemptPoolOptions(shape.maxThreads), execArgv: attemptThreadExecArgv() });
+    this.pool = new AttemptPool({ ...shape, ...attemptPoolOptions(shape.maxThreads), execArgv: attemptThreadExecArgv() });
     // A claim loop stuck on an await (say, a pool connect that never returns) must turn the
     // process not-ready rather than leave accepted runs waiting forever.
     this.beat = context.services.readiness.watch('worker.claim', Math.max(30_000, config.worker.poll_seconds * 10_000));

@@ -1,18 +1,17 @@
-// Test helper: runs the real attempt task through a real Piscina pool on a MessageChannel and
-// collects its port messages until `done`, with assertions on the item/checkpoint protocol.
-import { MessageChannel } from 'node:worker_threads';
+// Test helper: runs the real attempt task through the real attempt pool (Piscina threads and
+// their links to the host) and collects its channel's messages until `done`, with assertions
+// on the item/checkpoint protocol.
 import { unpack } from 'msgpackr';
-import { Piscina } from 'piscina';
 import * as assert from 'uvu/assert';
 import type { ModelServer } from '../../../bench/model-server.js';
-import { ATTEMPT_TASK_FILE, attemptThreadExecArgv, forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart, type DoneMessage, type HostMessage } from '../../../actors/attempt/index.js';
+import { AttemptPool, attemptThreadExecArgv, forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart, type DoneMessage, type HostMessage } from '../../../actors/attempt/index.js';
 
 export type Checkpoint = Extract<AttemptMessage, { type: 'checkpoint' }>;
 export type ItemMessage = Extract<AttemptMessage, { type: 'item.started' | 'item.delta' | 'item.completed' }>;
 export type CompletedItem = Extract<AttemptMessage, { type: 'item.completed' }>;
 
-export function attemptPool(): Piscina {
-  return new Piscina({ filename: ATTEMPT_TASK_FILE, maxThreads: 1, concurrentTasksPerWorker: 4, execArgv: attemptThreadExecArgv() });
+export function attemptPool(): AttemptPool {
+  return new AttemptPool({ maxThreads: 1, concurrentTasksPerWorker: 4, execArgv: attemptThreadExecArgv() });
 }
 
 export interface AttemptRun {
@@ -46,8 +45,8 @@ export const unchangedModels =
   };
 
 /** `host` answers the attempt's host requests except model.resolve, which `models` answers. */
-export function startAttempt(pool: Piscina, start: AttemptStart, host: HostHandler = NO_HOST, models: HostHandler = unchangedModels(start)): AttemptRun {
-  const { port1, port2 } = new MessageChannel();
+export function startAttempt(pool: AttemptPool, start: AttemptStart, host: HostHandler = NO_HOST, models: HostHandler = unchangedModels(start)): AttemptRun {
+  const { channel: port1, task } = pool.run(start);
   const messages: AttemptMessage[] = [];
   const watchers: Array<{ match: (m: AttemptMessage) => boolean; resolve: (m: AttemptMessage) => void }> = [];
   let settle!: { resolve: (d: DoneMessage) => void; reject: (e: unknown) => void };
@@ -71,7 +70,7 @@ export function startAttempt(pool: Piscina, start: AttemptStart, host: HostHandl
     }
   };
   // The attempt ends on its `done` message; the task promise only matters when it rejects.
-  pool.run({ start, port: port2 }, { transferList: [port2] }).catch((err: unknown) => settle.reject(err));
+  task.catch((err: unknown) => settle.reject(err));
   return {
     messages,
     done,
