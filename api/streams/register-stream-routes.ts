@@ -51,7 +51,7 @@ function answerError(res: Uws.HttpResponse, error: unknown, requestId: string, d
 /** Joins the hub unless the store was lost between admission and now. */
 function join(deps: StreamDeps, grant: StreamGrant, subscriber: StreamSubscriber): void {
   if (deps.services.kv.state() !== 'ready') return subscriber.finish('kv_lost');
-  void deps.hub.join(grant.threadId, subscriber, grant.after);
+  void deps.hub.join(grant.threadId, subscriber, grant.after, grant.streamEnd);
 }
 
 function serveSse(res: Uws.HttpResponse, req: Uws.HttpRequest, deps: StreamDeps): void {

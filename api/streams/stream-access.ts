@@ -27,6 +27,8 @@ export interface StreamGrant {
   readonly workspaceId: string;
   readonly principalId: string;
   readonly after: string;
+  /** The stream's last id as admission read it: set when the request gave no resume point (`after` is then this id). */
+  readonly streamEnd?: string;
 }
 
 /** The WebSocket subprotocols a browser uses for what it cannot put in headers. */
@@ -106,6 +108,7 @@ export async function admitStream(services: Services, bus: StreamBus, limiter: R
   }
   // Without a resume point the stream starts at its end as of now, before the response is
   // answered: every event published after the client sees the answer reaches it.
-  const start = after ?? (await bus.lastId(thread.id)) ?? STREAM_START_ID;
-  return { threadId: thread.id, workspaceId, principalId: principal.id, after: start };
+  if (after !== null) return { threadId: thread.id, workspaceId, principalId: principal.id, after };
+  const end = (await bus.lastId(thread.id)) ?? STREAM_START_ID;
+  return { threadId: thread.id, workspaceId, principalId: principal.id, after: end, streamEnd: end };
 }

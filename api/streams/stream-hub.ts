@@ -49,13 +49,18 @@ export class StreamHub {
     metrics.observe(() => this.subscribers);
   }
 
-  /** Subscribes after the id `after`. Never rejects: failures finish the subscriber. */
-  async join(threadId: string, subscriber: StreamSubscriber, after: string): Promise<void> {
+  /**
+   * Subscribes after the id `after`. Never rejects: failures finish the subscriber.
+   * `streamEnd`: the stream's last id as the caller just read it (admission, for a subscription
+   * without a resume point: `after` is then that id), used instead of reading it again when
+   * this subscription opens the thread's channel.
+   */
+  async join(threadId: string, subscriber: StreamSubscriber, after: string, streamEnd?: string): Promise<void> {
     const channel = this.channelOf(threadId);
     channel.members.add(subscriber);
     this.subscribers.add(subscriber);
     try {
-      await (channel.ready ??= this.open(channel));
+      await (channel.ready ??= this.open(channel, streamEnd));
       await this.catchUp(channel, subscriber, after, false);
     } catch (error) {
       this.logger.warn({ thread_id: threadId, err: error instanceof Error ? error.message : String(error) }, 'stream subscription failed');
@@ -98,11 +103,15 @@ export class StreamHub {
     return channel;
   }
 
-  /** Starts the channel at the stream's current end; earlier records are each subscriber's replay. */
-  private async open(channel: ThreadChannel): Promise<void> {
+  /**
+   * Starts the channel at the stream's end (`streamEnd` when the caller has just read it, else
+   * read now); earlier records are each subscriber's replay. A cursor older than the stream's
+   * true end loses nothing: the follower delivers every record after the cursor.
+   */
+  private async open(channel: ThreadChannel, streamEnd?: string): Promise<void> {
     let last: string | null;
     try {
-      last = await this.bus.lastId(channel.threadId);
+      last = streamEnd ?? (await this.bus.lastId(channel.threadId));
     } catch (error) {
       channel.ready = null; // the next subscriber tries again
       throw error;
@@ -121,7 +130,10 @@ export class StreamHub {
     for (;;) {
       if (subscriber.closed || !channel.members.has(subscriber)) return;
       const order = compareStreamIds(position, channel.cursor);
-      if (checked && order === 0) return this.attach(channel, subscriber, position);
+      // At the cursor: nothing lies between the resume point and what the fan-out delivers
+      // next, so there is nothing to replay and nothing that could have been trimmed — no read
+      // (a subscription without a resume point, which starts at the stream's end, never reads).
+      if (order === 0) return this.attach(channel, subscriber, position);
       if (checked && order > 0) {
         // Ahead of this process's reader (its id came from a faster path, or from before the
         // store lost its data): nothing to replay yet; it catches up once the cursor passes it.

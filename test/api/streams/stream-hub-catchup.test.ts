@@ -101,4 +101,70 @@ test('a resume point whose successors are gone is still reported trimmed', async
   }
 });
 
+/** A memory bus that counts the hub's reads of the stream (its replay pages and last ids). */
+class CountingBus extends MemoryStreamBus {
+  reads = 0;
+  lastIds = 0;
+  override read(threadId: string, afterId: string, count: number): Promise<StreamPage> {
+    this.reads++;
+    return super.read(threadId, afterId, count);
+  }
+  override lastId(threadId: string): Promise<string | null> {
+    this.lastIds++;
+    return super.lastId(threadId);
+  }
+}
+
+test('a subscription at the stream\'s end (no resume point) reads nothing more: it is live at once and gets what follows', async () => {
+  const bus = new CountingBus(1000);
+  const hub = new StreamHub(app, bus, createLogger({ level: 'silent' }), createStreamMetrics(createMetrics({ role: 'test' })));
+  try {
+    await bus.publish('thr_3', [event(1), event(2)]);
+    // What admission does for a request without a resume point: one read of the stream's end.
+    const end = (await bus.lastId('thr_3'))!;
+    bus.lastIds = 0;
+    const subscriber = new Recorder();
+    await hub.join('thr_3', subscriber, end, end);
+    assert.is(bus.lastIds, 0, 'the channel starts at the end admission read');
+    assert.is(bus.reads, 0, 'nothing to replay between the resume point and the cursor');
+    assert.equal(subscriber.controls, [{ type: 'stream.live', after: end }]);
+    const next = await bus.publish('thr_3', [event(3)]);
+    assert.equal(subscriber.ids, next, 'only what was published after it subscribed');
+    // A second subscriber resuming exactly at the channel's cursor: live, no read either.
+    const second = new Recorder();
+    await hub.join('thr_3', second, next[0]!);
+    assert.is(bus.reads, 0);
+    assert.equal(second.controls, [{ type: 'stream.live', after: next[0] }]);
+    // One behind the cursor: replayed from the stream (a read), then live.
+    const third = new Recorder();
+    await hub.join('thr_3', third, end);
+    assert.is(bus.reads, 1);
+    assert.equal(third.ids, next);
+    const last = await bus.publish('thr_3', [event(4)]);
+    assert.equal(subscriber.ids, [...next, ...last]);
+    assert.equal(second.ids, last);
+    assert.equal(third.ids, [...next, ...last]);
+  } finally {
+    hub.close();
+  }
+});
+
+test('a channel started at an end older than the stream\'s (records published since admission) delivers those records', async () => {
+  const bus = new CountingBus(1000);
+  const hub = new StreamHub(app, bus, createLogger({ level: 'silent' }), createStreamMetrics(createMetrics({ role: 'test' })));
+  try {
+    await bus.publish('thr_4', [event(1)]);
+    const end = (await bus.lastId('thr_4'))!;
+    // Published between the admission's read and the join.
+    const meanwhile = await bus.publish('thr_4', [event(2), event(3)]);
+    const subscriber = new Recorder();
+    await hub.join('thr_4', subscriber, end, end);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(subscriber.ids, meanwhile, 'the records after its resume point, once each, in order');
+    assert.is(subscriber.finished, null);
+  } finally {
+    hub.close();
+  }
+});
+
 test.run();
