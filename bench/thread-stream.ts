@@ -35,6 +35,8 @@ export interface ThreadWatch {
    */
   forgetThrough(event: SeenEvent): void;
   close(): void;
+  /** SSE: ms from sending the GET to its `stream.live` (the subscription established); null for a Redis watch. */
+  readonly liveMs: number | null;
 }
 
 const BLOCK_MS = 1_000;
@@ -79,6 +81,7 @@ async function watchSse(seed: SeededWorkspace, threadId: string): Promise<Thread
   // node:http, not the global fetch with web streams: the harness shares the machine's cores
   // with the service (see Api.call). Every chunk is timestamped when its 'data' event runs.
   const url = new URL(`${seed.api.base}/api/v1/threads/${threadId}/stream`);
+  const sent = performance.now();
   const request = http.get({ host: url.hostname, port: url.port, path: url.pathname, agent: false, headers: { ...seed.api.headers, accept: 'text/event-stream' } });
   const response = await new Promise<http.IncomingMessage | null>((resolve) => {
     request.on('response', resolve);
@@ -106,14 +109,16 @@ async function watchSse(seed: SeededWorkspace, threadId: string): Promise<Thread
   // Resolved once the subscription is established (`stream.live`: every later event follows),
   // as a client that subscribes before it posts would wait: the subscription's own set-up
   // (the hub's reads of the thread's stream) is then not inside a scenario's timed interval.
+  let liveMs: number;
   try {
     const live = await log.next((e) => e.type === 'stream.live', LIVE_TIMEOUT_MS, 'stream.live');
     log.forgetThrough(live);
+    liveMs = live.at - sent;
   } catch (error) {
     request.destroy();
     throw error;
   }
-  return { source: 'sse', next: (m, t) => log.next(m, t, 'SSE'), forgetThrough: (e) => log.forgetThrough(e), close: () => request.destroy() };
+  return { source: 'sse', liveMs, next: (m, t) => log.next(m, t, 'SSE'), forgetThrough: (e) => log.forgetThrough(e), close: () => request.destroy() };
 }
 
 function watchRedis(ctx: BenchContext, kv: { url: string; prefix: string }, threadId: string): ThreadWatch {
@@ -145,5 +150,5 @@ function watchRedis(ctx: BenchContext, kv: { url: string; prefix: string }, thre
     redis.disconnect();
   };
   ctx.onCleanup(close);
-  return { source: 'redis-xread', next: (m, t) => log.next(m, t, 'stream'), forgetThrough: (e) => log.forgetThrough(e), close };
+  return { source: 'redis-xread', liveMs: null, next: (m, t) => log.next(m, t, 'stream'), forgetThrough: (e) => log.forgetThrough(e), close };
 }

@@ -3,7 +3,9 @@
 // t0 = just before POST /threads/{id}/inbox; then the POST's 201, the first `item.started`, the
 // first `item.delta` and the run's `run.status` completed, each timestamped when the harness
 // receives it from the thread stream (thread-stream.ts: SSE when the service serves it, else
-// the service's Redis stream — `stream_source` says which).
+// the service's Redis stream — `stream_source` says which). The thread's stream is opened
+// before t0 and the POST waits for its `stream.live`; `subscribe_to_live` is that wait, from
+// the GET to `stream.live` (what a UI waits for when it opens a thread).
 // `run-latency-32` measures the same stages with 32 concurrent clients in closed loops.
 import { startModelServer } from '../model-server.js';
 import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
@@ -25,7 +27,7 @@ export interface Sample {
 }
 
 /** One run on an idle thread: the stages this scenario measures, timestamped as the thread stream delivers them. */
-export async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: string; prefix: string }, threadId: string): Promise<Sample & { source: StreamSource }> {
+export async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url: string; prefix: string }, threadId: string): Promise<Sample & { source: StreamSource; liveMs: number | null }> {
   const watch = await watchThread(ctx, seed, kv, threadId);
   try {
     const t0 = performance.now();
@@ -37,7 +39,7 @@ export async function oneRun(ctx: BenchContext, seed: SeededWorkspace, kv: { url
     const delta = await watch.next(ofRun('item.delta'), EVENT_TIMEOUT_MS);
     const done = await watch.next((e) => e.type === 'run.status' && e.run_id === runId && e.status !== 'accepted' && e.status !== 'running', EVENT_TIMEOUT_MS);
     if (done.status !== 'completed') throw new Error(`run ${runId} ended ${done.status}`);
-    return { post: posted - t0, started: started.at - t0, delta: delta.at - t0, completed: done.at - t0, source: watch.source };
+    return { post: posted - t0, started: started.at - t0, delta: delta.at - t0, completed: done.at - t0, source: watch.source, liveMs: watch.liveMs };
   } finally {
     watch.close();
   }
@@ -74,6 +76,7 @@ function stageFigures(samples: readonly Sample[]): Figures {
 async function run(ctx: BenchContext): Promise<Figures> {
   const { seed, kv } = await startInstantService(ctx);
   const samples: Sample[] = [];
+  const lives: number[] = [];
   let source: StreamSource = 'redis-xread';
   let threads: string[] = [];
   // The window of --seconds starts after the warm-up runs and always holds one sample at least
@@ -87,8 +90,11 @@ async function run(ctx: BenchContext): Promise<Figures> {
     const sample = await oneRun(ctx, seed, kv, threads.pop() ?? '');
     source = sample.source;
     if (i >= WARMUP_RUNS) samples.push(sample);
+    if (i >= WARMUP_RUNS && sample.liveMs !== null) lives.push(sample.liveMs);
   }
-  return { runs: samples.length, stream_source: source, model_tokens: TOKENS, ...stageFigures(samples) };
+  const live = lives.length > 0 ? summarizeLatency(lives) : null;
+  const liveFigures: Figures = live ? { subscribe_to_live_p50_ms: live.p50_ms, subscribe_to_live_p99_ms: live.p99_ms } : {};
+  return { runs: samples.length, stream_source: source, model_tokens: TOKENS, ...stageFigures(samples), ...liveFigures };
 }
 
 export const runLatency: Scenario = {
