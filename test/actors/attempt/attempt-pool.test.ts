@@ -89,4 +89,25 @@ test('a closed channel drops what its attempt posts later; an attempt for the sa
   assert.is(seen.length, closedAt, 'nothing reaches a closed channel');
 });
 
+test('a thread that dies fails its attempt; its replacement brings its own link and runs the next attempts', async () => {
+  const slow = await server({ tokens_per_response: 50, token_delay_ms: 20 });
+  const fast = await server({ script: [{ type: 'text', text: 'after' }] });
+  const one = new AttemptPool({ maxThreads: 1, minThreads: 1, concurrentTasksPerWorker: 2, execArgv: attemptThreadExecArgv() });
+  pools.push(one);
+  const victim = startAttempt(one, makeStart(slow));
+  await victim.waitFor((m) => m.type === 'item.delta');
+  // The pool's only thread ends (as a crash would end it): Piscina replaces it.
+  const threads = (one as unknown as { pool: { threads: Array<{ terminate(): Promise<number> }> } }).pool.threads;
+  await threads[0]!.terminate();
+  await victim.done.then(
+    (done) => assert.unreachable(`the attempt on the dead thread ended ${done.outcome}`),
+    (error: unknown) => assert.match(String(error), /exit|terminat/i),
+  );
+  const next = startAttempt(one, makeStart(fast));
+  const done = await next.done;
+  assert.is(done.outcome, 'completed');
+  assert.is(done.output, 'after');
+  assertProtocol(next.messages, 1);
+});
+
 test.run();
