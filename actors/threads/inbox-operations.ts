@@ -216,9 +216,8 @@ async function enqueueInOneStatement(context: EngineContext, target: EnqueueTarg
   try {
     // Alone or with other POSTs of this tick in one statement (EnqueueBatcher): the answer is
     // this input's either way, and an error is this input's own statement's.
-    const enqueuing = context.services.enqueues.enqueue({ ...statement, key: key?.statementKey ?? null });
-    speculate(local, statement);
-    done = await enqueuing;
+    // The speculation starts once the statement is written (EnqueueBatcher's `sent`).
+    done = await context.services.enqueues.enqueue({ ...statement, key: key?.statementKey ?? null, sent: speculation(local, statement) });
   } catch (error) {
     local.settle(null);
     const code = pgCode(error);
@@ -280,12 +279,26 @@ function statementInput(context: EngineContext, target: EnqueueTarget, checked: 
  * the committed run would have started.
  */
 function speculate(local: LocalClaims, input: EnqueueStatementInput): void {
-  const claim = local.claim;
-  const held = input.history_prefix;
-  if (!claim?.speculate || !held) return;
   // After the statement has left (its write is flushed at the end of this turn of the loop),
   // so preparing the attempt never delays it; a claim settled by then declines (speculate).
-  setImmediate(speculateNow, claim, input, held);
+  const start = speculation(local, input);
+  if (start) setImmediate(start);
+}
+
+/**
+ * The input's speculation as a function to call once its statement has been written (at most
+ * once, however often it is called); undefined when there is nothing to speculate.
+ */
+function speculation(local: LocalClaims, input: EnqueueStatementInput): (() => void) | undefined {
+  const claim = local.claim;
+  const held = input.history_prefix;
+  if (!claim?.speculate || !held) return undefined;
+  let started = false;
+  return () => {
+    if (started) return;
+    started = true;
+    speculateNow(claim, input, held);
+  };
 }
 
 function speculateNow(claim: LocalClaim, input: EnqueueStatementInput, held: HistoryPrefix): void {

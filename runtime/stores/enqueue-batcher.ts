@@ -34,11 +34,11 @@ export class EnqueueBatcher extends StatementBatcher<EnqueueStatementInput, Outc
   }
 
   protected alone(input: EnqueueStatementInput): Promise<Outcome> {
-    return this.onConnection((client) => enqueueOnThread(client, input));
+    return this.onConnection((client) => afterWrite(enqueueOnThread(client, input), [input]));
   }
 
   protected together(inputs: EnqueueStatementInput[]): Promise<Outcome[]> {
-    return this.onConnection((client) => enqueueOnThreads(client, inputs));
+    return this.onConnection((client) => afterWrite(enqueueOnThreads(client, inputs), inputs));
   }
 
   private async onConnection<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -54,4 +54,15 @@ export class EnqueueBatcher extends StatementBatcher<EnqueueStatementInput, Outc
       client.release(broken);
     }
   }
+}
+
+/**
+ * Calls the inputs' `sent` right after their statement's write: the statement was issued when
+ * `answer` was made (its query call runs before the first await), and the connection's cork
+ * releases it in a microtask queued then (runtime/db/pool.ts), so a microtask queued now runs
+ * after the write, in the same turn of the loop.
+ */
+function afterWrite<T>(answer: Promise<T>, inputs: readonly EnqueueStatementInput[]): Promise<T> {
+  if (inputs.some((input) => input.sent)) queueMicrotask(() => inputs.forEach((input) => input.sent?.()));
+  return answer;
 }

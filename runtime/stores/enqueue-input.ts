@@ -38,6 +38,13 @@ export interface EnqueueStatementInput {
    *  only the messages after it are read. */
   history_prefix?: HistoryPrefix | undefined;
   /**
+   * Called once the statement carrying this input has been written to PostgreSQL's socket
+   * (EnqueueBatcher; possibly again if a shared statement failed and the input ran alone): what
+   * should start then and not before, so as never to delay the statement (the input's
+   * speculative attempt).
+   */
+  sent?: (() => void) | undefined;
+  /**
    * The request's Idempotency-Key, recorded by this same statement (the folded claim in one
    * statement, run on its own as an implicit transaction): the effect is made only when the
    * key's advisory lock is taken and no record exists, and the record commits with it. Null:

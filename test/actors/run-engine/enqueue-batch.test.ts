@@ -161,6 +161,24 @@ test('the batcher: inputs issued together share one statement; a failed statemen
   assert.equal([made(p).entry.position, made(q).entry.position].sort(), [1, 2]);
 });
 
+test('the batcher tells each input when its statement has been written: once, before its answer, alone or shared', async () => {
+  const batcher = new EnqueueBatcher(pool);
+  const events: string[] = [];
+  const tracked = (threadId: string, name: string): EnqueueStatementInput => ({ ...input(threadId, name), sent: () => events.push(`sent ${name}`) });
+  const answered = (name: string) => (outcome: unknown) => (events.push(`answered ${name}`), outcome);
+  // Alone: nothing in flight.
+  made(await batcher.enqueue(tracked(await newThread(f), 'alone')).then(answered('alone')));
+  assert.equal(events, ['sent alone', 'answered alone']);
+  // Three in one statement.
+  events.length = 0;
+  const threads = [await newThread(f), await newThread(f), await newThread(f)];
+  const before = batcher.counts.statements;
+  (await Promise.all(threads.map((t, i) => batcher.enqueue(tracked(t, `t${i}`)).then(answered(`t${i}`))))).map(made);
+  assert.is(batcher.counts.statements, before + 1, 'one statement');
+  assert.equal(events.slice(0, 3).sort(), ['sent t0', 'sent t1', 'sent t2'], 'every input told before any answer');
+  assert.equal(events.slice(3).sort(), ['answered t0', 'answered t1', 'answered t2']);
+});
+
 // Two processes' batchers over the same threads at once, each issuing them in its own order
 // (forward, backward), both held on a row in the middle by a third transaction so that their
 // statements overlap: batches lock their threads in thread order, so the second queues behind
