@@ -36,8 +36,11 @@ export class HostChannel {
     private readonly onClose: (channel: HostChannel) => void,
   ) {}
 
+  // The listener list is replaced, never changed in place: a post being handed out keeps the
+  // list it started with (a listener added or removed meanwhile, as SpeculativeAttempt.adopt
+  // does, applies to the next post) without a copy per post.
   on(_event: 'message', listener: (post: AttemptPost) => void): this {
-    this.listeners.push(listener);
+    this.listeners = [...this.listeners, listener];
     return this;
   }
 
@@ -71,8 +74,7 @@ export class HostChannel {
       for (const m of held) this.send(link, m);
     }
     if (message === null) return; // the hello: binds, carries nothing
-    // A listener added or removed while handling (SpeculativeAttempt.adopt) applies to the next post.
-    for (const listener of [...this.listeners]) listener(message as AttemptPost);
+    for (const listener of this.listeners) listener(message as AttemptPost);
   }
 
   private send(link: MessagePort, message: HostMessage): void {

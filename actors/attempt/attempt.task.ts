@@ -2,8 +2,7 @@
 // number of the attempt's channel on this thread's link to the host (attempt-link.ts); the task
 // posts AttemptMessages on that channel and resolves only after its terminal `done`. It never
 // opens PostgreSQL, Redis or the object store: it imports the model adapters and nothing of
-// runtime/index.ts (which would pull pg and
-// ioredis into every worker thread).
+// runtime/index.ts (which would pull pg and ioredis into every worker thread).
 import { AgentLoop } from './agent-loop.js';
 import { openLinkedPort } from './attempt-link.js';
 import { AttemptPort } from './attempt-port.js';

@@ -1,6 +1,7 @@
 // Scenario: one run at a time against a real `all` process and an instant model (8 tokens,
-// no delay), after WARM_LOOP_CLIENTS closed loops have run the path hot (warmUp: 1,000 runs, 15 s
-// at most; `warmup_runs` says how many it made). Per sample, on a fresh thread (so every run has the same one-message history):
+// no delay), after WARM_LOOP_CLIENTS closed loops have run the path hot (warmUp: 1,000 runs,
+// 15 s at most; `warmup_runs` says how many it made). Per sample, on a fresh thread (so every
+// run has the same one-message history):
 // t0 = just before POST /threads/{id}/inbox; then the POST's 201, the first `item.started`, the
 // first `item.delta` and the run's `run.status` completed, each timestamped when the harness
 // receives it from the thread stream (thread-stream.ts: SSE when the service serves it, else

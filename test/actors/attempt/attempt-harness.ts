@@ -3,12 +3,27 @@
 // on the item/checkpoint protocol.
 import { unpack } from 'msgpackr';
 import * as assert from 'uvu/assert';
-import type { ModelServer } from '../../../bench/model-server.js';
+import { startModelServer, type ModelServer, type ModelServerOptions } from '../../../bench/model-server.js';
 import { AttemptPool, attemptThreadExecArgv, forEachAttemptMessage, type AttemptMessage, type AttemptPost, type AttemptStart, type DoneMessage, type HostMessage } from '../../../actors/attempt/index.js';
 
 export type Checkpoint = Extract<AttemptMessage, { type: 'checkpoint' }>;
 export type ItemMessage = Extract<AttemptMessage, { type: 'item.started' | 'item.delta' | 'item.completed' }>;
 export type CompletedItem = Extract<AttemptMessage, { type: 'item.completed' }>;
+
+/** Local model servers a suite starts as its tests need them, closed together at its end. */
+export function modelServers(): { start(options?: ModelServerOptions): Promise<ModelServer>; closeAll(): Promise<void> } {
+  const started: ModelServer[] = [];
+  return {
+    async start(options) {
+      const server = await startModelServer(options);
+      started.push(server);
+      return server;
+    },
+    async closeAll() {
+      await Promise.all(started.splice(0).map((s) => s.close()));
+    },
+  };
+}
 
 export function attemptPool(): AttemptPool {
   return new AttemptPool({ maxThreads: 1, concurrentTasksPerWorker: 4, execArgv: attemptThreadExecArgv() });

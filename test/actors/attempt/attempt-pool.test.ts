@@ -3,23 +3,19 @@
 // Piscina threads, the local model server.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startModelServer, type ModelServer } from '../../../bench/model-server.js';
+import type { ModelServer, ModelServerOptions } from '../../../bench/model-server.js';
 import { AttemptPool, attemptThreadExecArgv, forEachAttemptMessage, type AttemptMessage, type AttemptPost, type DoneMessage } from '../../../actors/attempt/index.js';
-import { assertProtocol, attemptPool, completedItems, makeStart, startAttempt } from './attempt-harness.js';
+import { assertProtocol, attemptPool, modelServers, completedItems, makeStart, startAttempt } from './attempt-harness.js';
 
 const test = suite('actors/attempt/attempt-pool');
 const pool = attemptPool();
 const pools: AttemptPool[] = [pool];
-const servers: ModelServer[] = [];
+const servers = modelServers();
 
-async function server(options: Parameters<typeof startModelServer>[0]): Promise<ModelServer> {
-  const s = await startModelServer(options);
-  servers.push(s);
-  return s;
-}
+const server = (options: ModelServerOptions): Promise<ModelServer> => servers.start(options);
 
 test.after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+  await servers.closeAll();
   await Promise.all(pools.map((p) => p.destroy()));
 });
 

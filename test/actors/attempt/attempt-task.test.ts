@@ -5,7 +5,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startModelServer, type ModelServer } from '../../../bench/model-server.js';
+import type { ModelServer, ModelServerOptions } from '../../../bench/model-server.js';
 import {
   assertProtocol,
   attemptPool,
@@ -15,21 +15,18 @@ import {
   decodeState,
   itemsOfKind,
   makeStart,
+  modelServers,
   startAttempt,
 } from './attempt-harness.js';
 
 const test = suite('actors/attempt/attempt-task');
 const pool = attemptPool();
-const servers: ModelServer[] = [];
+const servers = modelServers();
 
-async function server(options: Parameters<typeof startModelServer>[0]): Promise<ModelServer> {
-  const s = await startModelServer(options);
-  servers.push(s);
-  return s;
-}
+const server = (options: ModelServerOptions): Promise<ModelServer> => servers.start(options);
 
 test.after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+  await servers.closeAll();
   await pool.destroy();
 });
 

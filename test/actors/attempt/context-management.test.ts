@@ -3,12 +3,12 @@
 // the thread history, old checkpoints, a failed or cancelled summary.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startModelServer, type ModelScript, type ModelServer, type RecordedRequest } from '../../../bench/model-server.js';
-import { assertProtocol, attemptPool, checkpoints, continueFrom, decodeState, itemsOfKind, makeStart, startAttempt } from './attempt-harness.js';
+import type { ModelScript, ModelServer, RecordedRequest } from '../../../bench/model-server.js';
+import { assertProtocol, attemptPool, modelServers, checkpoints, continueFrom, decodeState, itemsOfKind, makeStart, startAttempt } from './attempt-harness.js';
 
 const test = suite('actors/attempt/context-management');
 const pool = attemptPool();
-const servers: ModelServer[] = [];
+const servers = modelServers();
 const SMALL = { context_window_tokens: 2000, compact_threshold: 0.5, proactive_context_management_threshold: 0.4 };
 const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 // Two earlier turns of ~1,000 estimated tokens: the next request is past 1,000 (0.5 × 2,000).
@@ -19,14 +19,10 @@ const HISTORY = [
 
 const isSummarising = (r: RecordedRequest): boolean => String(r.body?.messages?.[0]?.content ?? '').startsWith('You compact the conversation');
 
-async function server(script: (request: RecordedRequest) => ModelScript | undefined): Promise<ModelServer> {
-  const s = await startModelServer({ script });
-  servers.push(s);
-  return s;
-}
+const server = (script: (request: RecordedRequest) => ModelScript | undefined): Promise<ModelServer> => servers.start({ script });
 
 test.after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+  await servers.closeAll();
   await pool.destroy();
 });
 

@@ -2,22 +2,18 @@
 // re-asks bounded by retries.output.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startModelServer, type ModelServer, type ModelScript } from '../../../bench/model-server.js';
-import { assertProtocol, attemptPool, checkpoints, decodeState, itemsOfKind, makeStart, startAttempt } from './attempt-harness.js';
+import type { ModelServer, ModelScript } from '../../../bench/model-server.js';
+import { assertProtocol, attemptPool, modelServers, checkpoints, decodeState, itemsOfKind, makeStart, startAttempt } from './attempt-harness.js';
 
 const test = suite('actors/attempt/output-spec');
 const pool = attemptPool();
-const servers: ModelServer[] = [];
+const servers = modelServers();
 const SCHEMA = { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false };
 
-async function server(script: ModelScript[]): Promise<ModelServer> {
-  const s = await startModelServer({ script });
-  servers.push(s);
-  return s;
-}
+const server = (script: ModelScript[]): Promise<ModelServer> => servers.start({ script });
 
 test.after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+  await servers.closeAll();
   await pool.destroy();
 });
 

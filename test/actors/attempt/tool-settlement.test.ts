@@ -2,21 +2,17 @@
 // client tools and approvals as waits, and successor runs resuming with the batch.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startModelServer, type ModelServer, type ModelScript } from '../../../bench/model-server.js';
+import type { ModelServer, ModelScript } from '../../../bench/model-server.js';
 import type { AttemptStart } from '../../../actors/attempt/index.js';
-import { assertProtocol, attemptPool, checkpoints, continueFrom, decodeState, itemsOfKind, makeStart, startAttempt, type AttemptRun } from './attempt-harness.js';
+import { assertProtocol, attemptPool, modelServers, checkpoints, continueFrom, decodeState, itemsOfKind, makeStart, startAttempt, type AttemptRun } from './attempt-harness.js';
 
 const test = suite('actors/attempt/tool-settlement');
 const pool = attemptPool();
-const servers: ModelServer[] = [];
+const servers = modelServers();
 const UTILITIES = { utilities: { enabled: true } };
 const WEATHER = { name: 'get_weather', description: 'Weather at a place', parameters_json_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
 
-async function server(script: ModelScript[]): Promise<ModelServer> {
-  const s = await startModelServer({ script });
-  servers.push(s);
-  return s;
-}
+const server = (script: ModelScript[]): Promise<ModelServer> => servers.start({ script });
 
 function call(id: string, name: string, args: unknown): { id: string; name: string; arguments: string } {
   return { id, name, arguments: JSON.stringify(args) };
@@ -31,7 +27,7 @@ async function resumeWith(first: AttemptRun, start: AttemptStart, resume: Record
 }
 
 test.after(async () => {
-  await Promise.all(servers.map((s) => s.close()));
+  await servers.closeAll();
   await pool.destroy();
 });
 

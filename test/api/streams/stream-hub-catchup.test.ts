@@ -60,11 +60,13 @@ class Recorder implements StreamSubscriber {
 }
 
 const app = { numSubscribers: () => 0, publish: () => true } as unknown as Uws.TemplatedApp;
+/** A hub over `bus`, as a serving process makes one (uWS stubbed: SSE subscribers only here). */
+const hubOn = (bus: MemoryStreamBus): StreamHub => new StreamHub(app, bus, createLogger({ level: 'silent' }), createStreamMetrics(createMetrics({ role: 'test' })));
 const event = (n: number): StreamEvent => ({ type: 'item.delta', run_id: 'run_1', ordinal: 1, delta: { text: `${n}` } }) as unknown as StreamEvent;
 
 test('records published while the replay read is out are read again, not reported trimmed', async () => {
   const bus = new SlowReadBus(1000);
-  const hub = new StreamHub(app, bus, createLogger({ level: 'silent' }), createStreamMetrics(createMetrics({ role: 'test' })));
+  const hub = hubOn(bus);
   try {
     const [first] = await bus.publish('thr_1', [event(1)]);
     let release!: () => void;
@@ -89,7 +91,7 @@ test('records published while the replay read is out are read again, not reporte
 
 test('a resume point whose successors are gone is still reported trimmed', async () => {
   const bus = new MemoryStreamBus(2);
-  const hub = new StreamHub(app, bus, createLogger({ level: 'silent' }), createStreamMetrics(createMetrics({ role: 'test' })));
+  const hub = hubOn(bus);
   try {
     const [first] = await bus.publish('thr_2', [event(1)]);
     await bus.publish('thr_2', [event(2), event(3), event(4)]);
@@ -117,7 +119,7 @@ class CountingBus extends MemoryStreamBus {
 
 test('a subscription at the stream\'s end (no resume point) reads nothing more: it is live at once and gets what follows', async () => {
   const bus = new CountingBus(1000);
-  const hub = new StreamHub(app, bus, createLogger({ level: 'silent' }), createStreamMetrics(createMetrics({ role: 'test' })));
+  const hub = hubOn(bus);
   try {
     await bus.publish('thr_3', [event(1), event(2)]);
     // What admission does for a request without a resume point: one read of the stream's end.
@@ -151,7 +153,7 @@ test('a subscription at the stream\'s end (no resume point) reads nothing more: 
 
 test('a channel started at an end older than the stream\'s (records published since admission) delivers those records', async () => {
   const bus = new CountingBus(1000);
-  const hub = new StreamHub(app, bus, createLogger({ level: 'silent' }), createStreamMetrics(createMetrics({ role: 'test' })));
+  const hub = hubOn(bus);
   try {
     await bus.publish('thr_4', [event(1)]);
     const end = (await bus.lastId('thr_4'))!;
