@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -170,6 +170,15 @@ export async function startServiceProcess(ctx: BenchContext, env: ServiceEnv, ro
   const keep = (d: Buffer): void => void (output = (output + d.toString('utf8')).slice(-OUTPUT_KEEP_CHARS));
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
+  // BENCH_SERVICE_OUTPUT_DIR=<dir>: each process's whole output also goes to <dir>/<role>-<port>.log
+  // (with BENCH_SERVICE_NODE_FLAGS such as --trace-opt --trace-deopt, what V8 did during a scenario).
+  const outputDir = process.env.BENCH_SERVICE_OUTPUT_DIR;
+  if (outputDir) {
+    mkdirSync(outputDir, { recursive: true });
+    const file = createWriteStream(join(outputDir, `${role}-${port}.log`));
+    child.stdout.pipe(file);
+    child.stderr.pipe(file);
+  }
   const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(String(code ?? signal))));
   ctx.onCleanup(() => stopProcess(child, exited));
   const proc: ServiceProcess = { role, pid: child.pid ?? -1, port, url: `http://127.0.0.1:${port}`, child, exited, output: () => output };

@@ -9,20 +9,29 @@ import { startModelServer } from '../model-server.js';
 import { commandCpuMs, processCpuMs } from '../proc-cpu.js';
 import { measureRequests } from '../request-load.js';
 import { LOAD_SHAPES, type BenchContext, type Figures, type Scenario } from '../scenario.js';
-import { commitCount, prepareServiceEnv, startServiceProcess } from '../service-harness.js';
+import { commitCount, freePort, prepareServiceEnv, startServiceProcess } from '../service-harness.js';
 import { createThreads, inboxBody, postMessage, seedWorkspace } from '../service-seed.js';
 
-const WARMUP_SECONDS = 1;
+// Unmeasured seconds of the same load first: the control process's JIT compiles the write path
+// through its first ~6–8 s under load (`--trace-opt`: ~300 functions optimized by then, a few
+// after; bench/RESULTS.md session 24), and the figure describes a warm service, as the run
+// scenarios' warm-ups do. BENCH_API_WRITE_WARMUP_SECONDS overrides it (1 until session 24).
+const WARMUP_SECONDS = Number(process.env.BENCH_API_WRITE_WARMUP_SECONDS ?? 6);
 const STATS_FLUSH_MS = 1_100;
 
 async function run(ctx: BenchContext): Promise<Figures> {
   const model = await startModelServer();
   ctx.onCleanup(() => model.close());
   const env = await prepareServiceEnv(ctx);
+  const metricsPort = await freePort();
   const service = await startServiceProcess(ctx, env, 'control', {
     SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
     SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
+    SVC_METRICS__ENABLED: 'true',
+    SVC_METRICS__HOST: '127.0.0.1',
+    SVC_METRICS__PORT: String(metricsPort),
   });
+  const batching = () => inboxBatching(`http://127.0.0.1:${metricsPort}/metrics`);
   const seed = await seedWorkspace(ctx, env, service.url, model.url);
   const connections = LOAD_SHAPES.plain.connections;
   const threads = await createThreads(seed, connections);
@@ -37,6 +46,7 @@ async function run(ctx: BenchContext): Promise<Figures> {
   // over the same requests: a figure that other tenants' load does not move as much as req/s.
   const serviceCpuBefore = processCpuMs(service.pid);
   const postgresCpuBefore = commandCpuMs('postgres');
+  const batchingBefore = await batching();
   let sent = 0;
   const figures = await measureRequests(ctx, {
     origin: service.url,
@@ -51,9 +61,19 @@ async function run(ctx: BenchContext): Promise<Figures> {
   });
   const serviceCpuMs = processCpuMs(service.pid) - serviceCpuBefore;
   const postgresCpuMs = commandCpuMs('postgres') - postgresCpuBefore;
+  const batchingAfter = await batching();
+  // How many POSTs shared an inbox statement (EnqueueBatcher), over the same requests.
+  const inputsPerStatement = Math.round(((batchingAfter.inputs - batchingBefore.inputs) / Math.max(batchingAfter.statements - batchingBefore.statements, 1)) * 10) / 10;
   await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
   const commitsPerRequest = (await commitCount(env.databaseUrl)) - commitsBefore;
-  return { ...figures, db_commits_per_request_approx: Math.round((commitsPerRequest / Math.max(sent, 1)) * 10) / 10, service_cpu_us_per_request_approx: Math.round((serviceCpuMs * 1000) / Math.max(sent, 1)), postgres_cpu_us_per_request_approx: Math.round((postgresCpuMs * 1000) / Math.max(sent, 1)), threads: threads.length, connections, role: 'control (no worker)', pool_size: ctx.poolSize };
+  return { ...figures, db_commits_per_request_approx: Math.round((commitsPerRequest / Math.max(sent, 1)) * 10) / 10, service_cpu_us_per_request_approx: Math.round((serviceCpuMs * 1000) / Math.max(sent, 1)), postgres_cpu_us_per_request_approx: Math.round((postgresCpuMs * 1000) / Math.max(sent, 1)), inputs_per_statement: inputsPerStatement, threads: threads.length, connections, role: 'control (no worker)', pool_size: ctx.poolSize };
+}
+
+/** The inbox batcher's counters from the service's metrics (svc_statement_batch_*_total{kind="inbox"}). */
+async function inboxBatching(url: string): Promise<{ inputs: number; statements: number }> {
+  const text = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text());
+  const value = (name: string): number => Number(new RegExp(`^${name}\\{[^}]*kind="inbox"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { inputs: value('svc_statement_batch_items_total'), statements: value('svc_statement_batch_statements_total') };
 }
 
 export const apiWrite: Scenario = {

@@ -3,3 +3,4 @@ export * from './schema-guard.js';
 export * from './services.js';
 export * from './health-routes.js';
 export * from './start-service.js';
+export * from './vacuum-check.js';

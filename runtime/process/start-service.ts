@@ -6,6 +6,7 @@ import { serveMetrics } from '../metrics/index.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { prepareSchema } from './schema-guard.js';
 import { openServices, type Services } from './services.js';
+import { checkAutovacuum } from './vacuum-check.js';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -44,6 +45,9 @@ export async function startService(loaded: LoadedConfig, role: Role, starters: R
       logger,
       migrations: services.migrations,
     });
+    // A warning, never a refusal: the check reads settings only, and a failure to read them
+    // (a restricted role) must not stop the start.
+    await checkAutovacuum(services.pool, logger).catch((error: unknown) => logger.debug({ err: error }, 'could not read the autovacuum settings'));
     // The labelled series of each (method, route, status), resolved once: prom-client hashes
     // and validates a label object on every inc/observe (~2 % of a cached GET's CPU).
     const series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
