@@ -46,6 +46,28 @@ export interface ServiceProcess {
   output(): string;
 }
 
+/** A sample's value from a metrics text: `name` alone, or the series whose labels include `label` (e.g. `kind="inbox"`); 0 when absent. */
+export type MetricValue = (name: string, label?: string) => number;
+
+/**
+ * A service process's Prometheus metrics on a port of their own: the SVC_* settings to start
+ * it with, and `read()`, which scrapes them once.
+ */
+export async function serviceMetrics(): Promise<{ env: Record<string, string>; read(): Promise<MetricValue> }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/metrics`;
+  return {
+    env: { SVC_METRICS__ENABLED: 'true', SVC_METRICS__HOST: '127.0.0.1', SVC_METRICS__PORT: String(port) },
+    read: async () => {
+      const text = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text());
+      return (name, label) => {
+        const labels = label === undefined ? '(?:\\{[^}]*\\})?' : `\\{[^}]*${label}[^}]*\\}`;
+        return Number(new RegExp(`^${name}${labels} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      };
+    },
+  };
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

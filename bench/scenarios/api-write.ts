@@ -9,7 +9,7 @@ import { startModelServer } from '../model-server.js';
 import { commandCpuMs, processCpuMs } from '../proc-cpu.js';
 import { measureRequests } from '../request-load.js';
 import { LOAD_SHAPES, type BenchContext, type Figures, type Scenario } from '../scenario.js';
-import { commitCount, freePort, prepareServiceEnv, startServiceProcess } from '../service-harness.js';
+import { commitCount, prepareServiceEnv, serviceMetrics, startServiceProcess } from '../service-harness.js';
 import { createThreads, inboxBody, postMessage, seedWorkspace } from '../service-seed.js';
 
 // Unmeasured seconds of the same load first: the control process's JIT compiles the write path
@@ -23,15 +23,17 @@ async function run(ctx: BenchContext): Promise<Figures> {
   const model = await startModelServer();
   ctx.onCleanup(() => model.close());
   const env = await prepareServiceEnv(ctx);
-  const metricsPort = await freePort();
+  const metrics = await serviceMetrics();
   const service = await startServiceProcess(ctx, env, 'control', {
     SVC_DATABASE__POOL_SIZE: String(ctx.poolSize),
     SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
-    SVC_METRICS__ENABLED: 'true',
-    SVC_METRICS__HOST: '127.0.0.1',
-    SVC_METRICS__PORT: String(metricsPort),
+    ...metrics.env,
   });
-  const batching = () => inboxBatching(`http://127.0.0.1:${metricsPort}/metrics`);
+  // The inbox batcher's counters (svc_statement_batch_*_total{kind="inbox"}).
+  const batching = async () => {
+    const value = await metrics.read();
+    return { inputs: value('svc_statement_batch_items_total', 'kind="inbox"'), statements: value('svc_statement_batch_statements_total', 'kind="inbox"') };
+  };
   const seed = await seedWorkspace(ctx, env, service.url, model.url);
   const connections = LOAD_SHAPES.plain.connections;
   const threads = await createThreads(seed, connections);
@@ -67,13 +69,6 @@ async function run(ctx: BenchContext): Promise<Figures> {
   await new Promise((r) => setTimeout(r, STATS_FLUSH_MS));
   const commitsPerRequest = (await commitCount(env.databaseUrl)) - commitsBefore;
   return { ...figures, db_commits_per_request_approx: Math.round((commitsPerRequest / Math.max(sent, 1)) * 10) / 10, service_cpu_us_per_request_approx: Math.round((serviceCpuMs * 1000) / Math.max(sent, 1)), postgres_cpu_us_per_request_approx: Math.round((postgresCpuMs * 1000) / Math.max(sent, 1)), inputs_per_statement: inputsPerStatement, threads: threads.length, connections, role: 'control (no worker)', pool_size: ctx.poolSize };
-}
-
-/** The inbox batcher's counters from the service's metrics (svc_statement_batch_*_total{kind="inbox"}). */
-async function inboxBatching(url: string): Promise<{ inputs: number; statements: number }> {
-  const text = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text());
-  const value = (name: string): number => Number(new RegExp(`^${name}\\{[^}]*kind="inbox"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-  return { inputs: value('svc_statement_batch_items_total'), statements: value('svc_statement_batch_statements_total') };
 }
 
 export const apiWrite: Scenario = {

@@ -8,7 +8,7 @@ import { createServer, request, type IncomingMessage, type Server } from 'node:h
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { summarizeLatency, type BenchContext, type Figures, type Scenario } from '../scenario.js';
-import { freePort, prepareServiceEnv, startServiceProcess } from '../service-harness.js';
+import { prepareServiceEnv, serviceMetrics, startServiceProcess } from '../service-harness.js';
 import { createThreads, postMessage, seedWorkspace } from '../service-seed.js';
 
 const SUBSCRIBERS = 1000;
@@ -102,12 +102,6 @@ export async function startStampingModel(ctx: BenchContext, intervalMs = TOKEN_I
   return { url: `${origin}/v1`, origin, emitted: () => emitted, finished: () => finished };
 }
 
-async function scrape(url: string): Promise<{ total: number; max: number }> {
-  const text = await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.text());
-  const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-  return { total: value('svc_stream_buffered_bytes'), max: value('svc_stream_buffered_bytes_max') };
-}
-
 async function openAll(ctx: BenchContext, wsUrl: string, sseUrl: string, apiKey: string): Promise<Probe[]> {
   const probes: Probe[] = [];
   ctx.onCleanup(() => probes.forEach((p) => p.close()));
@@ -129,12 +123,10 @@ async function openAll(ctx: BenchContext, wsUrl: string, sseUrl: string, apiKey:
 async function run(ctx: BenchContext): Promise<Figures> {
   const model = await startStampingModel(ctx);
   const env = await prepareServiceEnv(ctx);
-  const metricsPort = await freePort();
+  const metrics = await serviceMetrics();
   const service = await startServiceProcess(ctx, env, 'all', {
     SVC_PROVIDERS__ALLOWED_HTTP_ORIGINS: JSON.stringify([model.origin]),
-    SVC_METRICS__ENABLED: 'true',
-    SVC_METRICS__HOST: '127.0.0.1',
-    SVC_METRICS__PORT: String(metricsPort),
+    ...metrics.env,
   });
   const seed = await seedWorkspace(ctx, env, service.url, model.url);
   const [threadId] = await createThreads(seed, 1);
@@ -143,7 +135,7 @@ async function run(ctx: BenchContext): Promise<Figures> {
   ctx.log(`${probes.length} subscribers live`);
   let buffered = { total: 0, max: 0, samples: 0 };
   const sampler = setInterval(() => {
-    scrape(`http://127.0.0.1:${metricsPort}/metrics`).then((b) => (buffered = { total: Math.max(buffered.total, b.total), max: Math.max(buffered.max, b.max), samples: buffered.samples + 1 }), () => undefined);
+    metrics.read().then((value) => (buffered = { total: Math.max(buffered.total, value('svc_stream_buffered_bytes')), max: Math.max(buffered.max, value('svc_stream_buffered_bytes_max')), samples: buffered.samples + 1 }), () => undefined);
   }, 200);
   ctx.onCleanup(() => clearInterval(sampler));
   // Each message starts a ~1 s run; the thread's queue runs them one after another.
