@@ -7,9 +7,19 @@ import { NotificationListener } from './notification-listener.js';
 import type { ModelSources } from './run-models.js';
 import { SpeculativeAttempt, speculable } from './speculative-attempt.js';
 
-/** Threads × tasks per thread = worker.slots exactly: the largest divisor of slots ≤ cores. */
+/**
+ * The attempt pool's shape: threads × tasks per thread = worker.slots exactly, with threads the
+ * largest divisor of slots ≤ cores − 1 (at least 1). One core is left to the process's main
+ * thread, which spends about as much CPU per run as the attempt threads together (claims,
+ * hosting, the fenced writes, the stream): an attempt thread more than the cores left would
+ * only contend with it, and each thread costs its own start (~1 s of CPU loading the loop and
+ * the tools) and its own JIT compilation of the same code. On two cores, one attempt thread
+ * instead of two: worker CPU per run −0.3 to −0.45 ms (attempt threads and V8's helper
+ * threads) in five of five alternating pairs, runs/s up, first-delta latency unchanged
+ * (bench/RESULTS.md, session 25).
+ */
 export function poolShape(slots: number, cores = availableParallelism()): { maxThreads: number; concurrentTasksPerWorker: number } {
-  let threads = Math.max(1, Math.min(cores, slots));
+  let threads = Math.max(1, Math.min(cores - 1, slots));
   while (slots % threads !== 0) threads--;
   return { maxThreads: threads, concurrentTasksPerWorker: slots / threads };
 }
