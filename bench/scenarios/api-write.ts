@@ -15,7 +15,8 @@ import { createThreads, inboxBody, postMessage, seedWorkspace } from '../service
 // Unmeasured seconds of the same load first: the control process's JIT compiles the write path
 // through its first ~6–8 s under load (`--trace-opt`: ~300 functions optimized by then, a few
 // after; bench/RESULTS.md session 24), and the figure describes a warm service, as the run
-// scenarios' warm-ups do. BENCH_API_WRITE_WARMUP_SECONDS overrides it (1 until session 24).
+// scenarios' warm-ups do. Never longer than the measured window (`--seconds`, 5 in a default full
+// run). BENCH_API_WRITE_WARMUP_SECONDS overrides it (1 until session 24).
 const WARMUP_SECONDS = Number(process.env.BENCH_API_WRITE_WARMUP_SECONDS ?? 6);
 const STATS_FLUSH_MS = 1_100;
 
